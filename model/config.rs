@@ -1,0 +1,118 @@
+//! Scenario configuration: how many CPUs, how big a batch, what updates.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One scenario: `cpus` updater threads, `readers` reader threads and an
+/// optional periodic flusher thread run concurrently; then the main thread
+/// reads once more (the quiescent reader) and runs one last flush.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// `num_online_cpus()`: one updater thread per CPU.
+    pub cpus: usize,
+    /// `MEMCG_CHARGE_BATCH` (32 in v5.19 and v6.0; small under loom).
+    pub batch: i64,
+    /// Calls to `__mod_memcg_state()` per CPU.
+    pub updates: usize,
+    /// The `val` of each update, cycled: update `k` uses `vals[k % len]`.
+    /// `|val| > batch` stands for a huge-page update.
+    pub vals: Vec<i64>,
+    /// Reader threads, each calling `mem_cgroup_flush_stats()` then reading
+    /// the statistic, `reads` times.
+    pub readers: usize,
+    /// Reads per reader thread.
+    pub reads: usize,
+    /// Whether the periodic `flush_memcg_stats_dwork()` thread runs (once).
+    pub periodic: bool,
+}
+
+impl Default for Config {
+    /// The default: small enough that loom finishes, large enough that v6.0
+    /// skips an add, a skip races with a reset, and every mutant is caught.
+    fn default() -> Self {
+        Config {
+            cpus: 2,
+            batch: 1,
+            updates: 2,
+            vals: vec![2],
+            readers: 1,
+            reads: 1,
+            periodic: false,
+        }
+    }
+}
+
+impl Config {
+    /// Model threads one execution uses, the main thread included.
+    pub fn threads(&self) -> usize {
+        1 + self.cpus + self.readers + usize::from(self.periodic)
+    }
+
+    /// The value of update `k` on any CPU.
+    pub fn val(&self, k: usize) -> i64 {
+        self.vals[k % self.vals.len()]
+    }
+
+    /// Sum of all updates: what the aggregate must reach (`conservation`).
+    pub fn total(&self) -> i64 {
+        (0..self.updates).map(|k| self.val(k)).sum::<i64>() * self.cpus as i64
+    }
+
+    /// Check the configuration against the limits of the model and of a
+    /// backend allowing `max_threads` threads. The error is one line naming
+    /// the bad value and what is allowed.
+    pub fn validate(&self, max_threads: usize, backend: &str) -> Result<(), String> {
+        if self.cpus == 0 {
+            return Err("--cpus 0: need at least 1 CPU".into());
+        }
+        if self.batch < 1 {
+            return Err(format!(
+                "--batch {}: MEMCG_CHARGE_BATCH must be at least 1",
+                self.batch
+            ));
+        }
+        if self.vals.is_empty() {
+            return Err("--val: give at least one update value".into());
+        }
+        if let Some(v) = self.vals.iter().find(|v| **v == 0 || v.abs() > 1 << 20) {
+            return Err(format!(
+                "--val {v}: update values must be non-zero and at most 2^20 in magnitude"
+            ));
+        }
+        if self.reads == 0 && self.readers > 0 {
+            return Err("--reads 0: each reader must read at least once".into());
+        }
+        if self.threads() > max_threads {
+            return Err(format!(
+                "{} CPUs + {} readers + {} periodic flusher + main = {} threads: {backend} allows at most {max_threads}",
+                self.cpus,
+                self.readers,
+                usize::from(self.periodic),
+                self.threads()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether every update is non-negative (`monotonic_reads` needs it).
+    pub fn non_negative(&self) -> bool {
+        self.vals.iter().all(|v| *v >= 0)
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let vals: Vec<String> = self.vals.iter().map(|v| v.to_string()).collect();
+        write!(
+            f,
+            "cpus={} batch={} updates={} val={} readers={} reads={} periodic={}",
+            self.cpus,
+            self.batch,
+            self.updates,
+            vals.join(","),
+            self.readers,
+            self.reads,
+            if self.periodic { "on" } else { "off" }
+        )
+    }
+}

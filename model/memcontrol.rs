@@ -1,0 +1,380 @@
+//! The memcg statistics flush protocol of v5.19 and v6.0 (mm/memcontrol.c).
+//!
+//! Names follow the kernel. The map from each function here to the kernel
+//! function it stands for, and the list of what is abstracted away, is in
+//! `docs/model.md`.
+//!
+//! State, and who touches it:
+//!
+//! | model field | kernel | written by | read by |
+//! |---|---|---|---|
+//! | `memcgs[m].vmstats_percpu[cpu].state` | `memcg->vmstats_percpu->state[idx]` | owner CPU (`__this_cpu_add`) | flusher (`READ_ONCE`) |
+//! | `memcgs[m].vmstats_percpu[cpu].state_prev` | `statc->state_prev[idx]` | flusher, under the lock | flusher |
+//! | `memcgs[m].vmstats.state` | `memcg->vmstats.state[idx]` | flusher, under the lock | readers, locklessly |
+//! | `memcgs[m].vmstats.state_pending` | `memcg->vmstats.state_pending[idx]` | flusher, under the lock | flusher |
+//! | `stats_updates[cpu]` | `DEFINE_PER_CPU(unsigned int, stats_updates)` | owner CPU | owner CPU |
+//! | `stats_flush_threshold` | `static atomic_t stats_flush_threshold` | updaters (`atomic_add`), flusher (`atomic_set`) | updaters (v6.0), readers |
+//! | `stats_flush_lock` | `static DEFINE_SPINLOCK(stats_flush_lock)` | flushers | flushers |
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::ghost::{Coverage, Event, Ghost};
+use crate::kernel::{
+    atomic_add, atomic_read, atomic_set, read_once, spin_trylock, spin_unlock, this_cpu_add,
+    this_cpu_add_return, this_cpu_write, write_once, Atomic, CpuLocal, Locked, SpinLock,
+};
+use crate::platform::Platform;
+use crate::property::{self, Property};
+use crate::variant::{BumpPolicy, SkipPolicy, Variant};
+
+/// Statistic items per memcg.
+///
+/// NOTE(kernel): the kernel has `MEMCG_NR_STAT` items plus events and
+/// per-node lruvec items, all flushed by the same loop; one item exercises
+/// every step of that loop.
+pub const MEMCG_NR_STAT: usize = 1;
+
+/// The index of `root_mem_cgroup` in [`MemcgSystem::memcgs`].
+pub const ROOT_MEM_CGROUP: usize = 0;
+
+/// `struct memcg_vmstats_percpu`: one CPU's counters for one memcg.
+pub struct MemcgVmstatsPercpu<P: Platform> {
+    /// `state[]`: written by the owner CPU, read remotely by the flusher.
+    pub state: Vec<Atomic<P>>,
+    /// `state_prev[]`: the value the last flush saw; flusher-only.
+    pub state_prev: Vec<Locked<P>>,
+}
+
+/// `struct memcg_vmstats`: the flushed, hierarchical aggregate of one memcg.
+pub struct MemcgVmstats<P: Platform> {
+    /// `state[]`: written by the flusher, read locklessly by readers.
+    pub state: Vec<Atomic<P>>,
+    /// `state_pending[]`: deltas pushed up by children; flusher-only.
+    pub state_pending: Vec<Locked<P>>,
+}
+
+/// `struct mem_cgroup`, reduced to what flushing touches.
+pub struct MemCgroup<P: Platform> {
+    /// `parent_mem_cgroup(memcg)` as an index; `None` for the root.
+    pub parent: Option<usize>,
+    /// `memcg->vmstats_percpu`, one entry per CPU.
+    pub vmstats_percpu: Vec<MemcgVmstatsPercpu<P>>,
+    /// `memcg->vmstats`.
+    pub vmstats: MemcgVmstats<P>,
+}
+
+impl<P: Platform> MemCgroup<P> {
+    fn new(parent: Option<usize>, cpus: usize) -> Self {
+        let items = |f: fn() -> Atomic<P>| (0..MEMCG_NR_STAT).map(|_| f()).collect::<Vec<_>>();
+        MemCgroup {
+            parent,
+            vmstats_percpu: (0..cpus)
+                .map(|_| MemcgVmstatsPercpu {
+                    state: items(|| Atomic::new(0)),
+                    state_prev: (0..MEMCG_NR_STAT).map(|_| Locked::new(0)).collect(),
+                })
+                .collect(),
+            vmstats: MemcgVmstats {
+                state: items(|| Atomic::new(0)),
+                state_pending: (0..MEMCG_NR_STAT).map(|_| Locked::new(0)).collect(),
+            },
+        }
+    }
+}
+
+/// All kernel globals of the protocol, built fresh for each execution.
+pub struct MemcgSystem<P: Platform> {
+    /// The scenario's configuration.
+    pub cfg: Config,
+    /// Which kernel version or mutant runs.
+    pub variant: Variant,
+    /// The memcg tree; index 0 is `root_mem_cgroup`, children follow
+    /// their parents, so reverse index order is a post-order.
+    pub memcgs: Vec<MemCgroup<P>>,
+    /// `stats_updates`, per CPU.
+    pub stats_updates: Vec<CpuLocal<P>>,
+    /// `stats_flush_threshold`, in units of `MEMCG_CHARGE_BATCH` updates.
+    pub stats_flush_threshold: Atomic<P>,
+    /// `stats_flush_lock`.
+    pub stats_flush_lock: SpinLock<P>,
+    /// Ghost state of this execution.
+    pub ghost: Ghost,
+    /// Coverage counters shared by all executions of the exploration.
+    pub coverage: Arc<Coverage>,
+    /// The property whose check is armed, if any.
+    pub armed: Option<Property>,
+}
+
+impl<P: Platform> MemcgSystem<P> {
+    /// A system with only `root_mem_cgroup`, everything zero.
+    pub fn new(cfg: Config, variant: Variant, armed: Option<Property>, coverage: Arc<Coverage>) -> Self {
+        let cpus = cfg.cpus;
+        MemcgSystem {
+            memcgs: vec![MemCgroup::new(None, cpus)],
+            stats_updates: (0..cpus).map(|_| CpuLocal::new(0)).collect(),
+            stats_flush_threshold: Atomic::new(0),
+            stats_flush_lock: SpinLock::new(),
+            ghost: Ghost::new::<P>(),
+            coverage,
+            armed,
+            cfg,
+            variant,
+        }
+    }
+
+    /// `num_online_cpus()`.
+    ///
+    /// NOTE(kernel): CPU hotplug is not modelled; the value is constant.
+    pub fn num_online_cpus(&self) -> i64 {
+        self.cfg.cpus as i64
+    }
+
+    fn armed(&self, p: Property) -> bool {
+        self.armed == Some(p)
+    }
+
+    /// `__mod_memcg_state(memcg, idx, val)`, run by CPU `cpu` (the caller
+    /// has interrupts off in the kernel).
+    pub fn __mod_memcg_state(&self, cpu: usize, memcg: usize, idx: usize, val: i64) {
+        this_cpu_add(&self.memcgs[memcg].vmstats_percpu[cpu].state[idx], val);
+        let cursor = Ghost::get(&self.ghost.flush_cursor);
+        if cursor >= cpu as i64 {
+            self.coverage.hit(Event::UpdateBehindFlusher);
+        }
+        self.memcg_rstat_updated(cpu, memcg, val);
+    }
+
+    /// `memcg_rstat_updated(memcg, val)` on CPU `cpu`.
+    ///
+    /// NOTE(kernel): the call to `cgroup_rstat_updated()` is not modelled:
+    /// the flush visits every (CPU, memcg) pair instead of the updated tree,
+    /// which abstracts away the tree's own store-buffering race (C4/C13 in
+    /// the reference notes).
+    pub fn memcg_rstat_updated(&self, cpu: usize, _memcg: usize, val: i64) {
+        let batch = self.cfg.batch;
+        let x = this_cpu_add_return(&self.stats_updates[cpu], val.abs());
+        if x > batch {
+            let units = x / batch;
+            let skipped = self.variant.skip != SkipPolicy::Never && self.skip_add(units);
+            if !skipped {
+                self.bump_threshold(units);
+            }
+            this_cpu_write(&self.stats_updates[cpu], 0);
+        }
+    }
+
+    /// v6.0's test `atomic_read(&stats_flush_threshold) <= num_online_cpus()`
+    /// (inverted); the ghost baseline takes the skipped add at this point.
+    fn skip_add(&self, units: i64) -> bool {
+        let n = self.num_online_cpus();
+        let (skip, generation) = self.ghost.step(|| {
+            let threshold = atomic_read(&self.stats_flush_threshold);
+            let skip = self.variant.skip.skips(threshold, n);
+            if skip {
+                self.ghost.baseline_threshold.fetch_add(units, SEQ);
+            }
+            (skip, self.ghost.resets.load(SEQ))
+        });
+        if skip {
+            self.coverage.hit(Event::Skip);
+            // The skipping update is over once its per-CPU reset is done;
+            // check for a reset that landed in between.
+            if self.ghost.resets.load(SEQ) != generation {
+                self.coverage.hit(Event::SkipRacedReset);
+            }
+        }
+        skip
+    }
+
+    /// `atomic_add(x / MEMCG_CHARGE_BATCH, &stats_flush_threshold)`.
+    fn bump_threshold(&self, units: i64) {
+        let ghost = |g: &Ghost| {
+            g.baseline_threshold.fetch_add(units, SEQ);
+            if g.flushers_inside.load(SEQ) > 0 {
+                g.added_during_flush.fetch_add(units, SEQ);
+            }
+        };
+        match self.variant.bump {
+            BumpPolicy::AtomicAdd => self.ghost.step(|| {
+                atomic_add(units, &self.stats_flush_threshold);
+                ghost(&self.ghost);
+            }),
+            BumpPolicy::LoadThenStore => {
+                let old = self.ghost.step(|| atomic_read(&self.stats_flush_threshold));
+                self.ghost.step(|| {
+                    atomic_set(&self.stats_flush_threshold, old + units);
+                    ghost(&self.ghost);
+                });
+            }
+        }
+    }
+
+    /// `mem_cgroup_flush_stats()`: flush if the threshold is above
+    /// `num_online_cpus()`. Returns the reader's decision.
+    pub fn mem_cgroup_flush_stats(&self) -> bool {
+        let n = self.num_online_cpus();
+        let threshold = self.ghost.step(|| {
+            let t = atomic_read(&self.stats_flush_threshold);
+            let baseline = Ghost::get(&self.ghost.baseline_threshold);
+            if baseline != t {
+                self.coverage.hit(Event::ReaderSawSkippedUnits);
+            }
+            if self.armed(Property::NoLostFlush) && P::BACKEND_KIND != crate::platform::BackendKind::Loom {
+                property::no_lost_flush(t, baseline, n);
+            }
+            t
+        });
+        if threshold > n {
+            self.__mem_cgroup_flush_stats();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `__mem_cgroup_flush_stats()`: take the trylock (losers return at
+    /// once), flush everything, reset the threshold. Returns whether this
+    /// call flushed.
+    ///
+    /// NOTE(kernel): `flush_next_time` is not modelled; only the ratelimited
+    /// refault path (`mem_cgroup_flush_stats_delayed()`) reads it.
+    pub fn __mem_cgroup_flush_stats(&self) -> bool {
+        let locked = match self.variant.flush_lock.acquire() {
+            Some(order) => {
+                if !spin_trylock(&self.stats_flush_lock, order) {
+                    self.coverage.hit(Event::TrylockContended);
+                    return false;
+                }
+                true
+            }
+            None => false,
+        };
+        let inside = self.ghost.flushers_inside.fetch_add(1, SEQ) + 1;
+        if inside == 1 {
+            self.ghost.added_during_flush.store(0, SEQ);
+        }
+        if self.armed(Property::FlushExclusion) {
+            property::flush_exclusion(inside);
+        }
+        self.cgroup_rstat_flush_irqsafe(ROOT_MEM_CGROUP);
+        self.ghost.step(|| {
+            atomic_set(&self.stats_flush_threshold, 0);
+            if self.ghost.added_during_flush.swap(0, SEQ) > 0 {
+                self.coverage.hit(Event::AddErasedByReset);
+            }
+            self.ghost.baseline_threshold.store(0, SEQ);
+            self.ghost.resets.fetch_add(1, SEQ);
+            self.ghost.flush_cursor.store(-1, SEQ);
+            self.ghost.flushers_inside.fetch_sub(1, SEQ);
+        });
+        if locked {
+            spin_unlock(&self.stats_flush_lock);
+        }
+        true
+    }
+
+    /// `cgroup_rstat_flush_irqsafe(root)`: for each CPU, flush every memcg
+    /// below `root`, children before parents.
+    ///
+    /// NOTE(kernel): `cgroup_rstat_lock` is not modelled. In v5.15-v6.3
+    /// every memcg flusher holds `stats_flush_lock` around this call, so the
+    /// rstat lock adds no exclusion between memcg flushers; modelling only
+    /// one lock lets the flush_exclusion mutants show what that lock does.
+    /// The per-CPU `cgroup_rstat_cpu_lock` only guards the updated tree,
+    /// which is not modelled either.
+    pub fn cgroup_rstat_flush_irqsafe(&self, root: usize) {
+        for cpu in 0..self.cfg.cpus {
+            for memcg in (root..self.memcgs.len()).rev() {
+                self.mem_cgroup_css_rstat_flush(memcg, cpu);
+            }
+            // The ghost cursor moves once this CPU's counters have been read.
+            self.ghost.flush_cursor.store(cpu as i64, SEQ);
+        }
+    }
+
+    /// `mem_cgroup_css_rstat_flush(css, cpu)`: fold one CPU's counters of
+    /// one memcg into its aggregate and push the delta to the parent.
+    pub fn mem_cgroup_css_rstat_flush(&self, memcg: usize, cpu: usize) {
+        let m = &self.memcgs[memcg];
+        let statc = &m.vmstats_percpu[cpu];
+        for i in 0..MEMCG_NR_STAT {
+            let mut delta = m.vmstats.state_pending[i].get();
+            if delta != 0 {
+                m.vmstats.state_pending[i].set(0);
+            }
+            let v = read_once(&statc.state[i]);
+            let prev = statc.state_prev[i].get();
+            if v != prev {
+                delta += v - prev;
+                statc.state_prev[i].set(v);
+            }
+            if delta == 0 {
+                continue;
+            }
+            // NOTE(kernel): a plain `+=` under the lock that lockless
+            // readers load with READ_ONCE; modelled as a relaxed load and
+            // store by the only writer.
+            write_once(&m.vmstats.state[i], read_once(&m.vmstats.state[i]) + delta);
+            if let Some(parent) = m.parent {
+                let pending = &self.memcgs[parent].vmstats.state_pending[i];
+                pending.set(pending.get() + delta);
+            }
+        }
+    }
+
+    /// `flush_memcg_stats_dwork()`: the periodic work flushes regardless of
+    /// the threshold.
+    ///
+    /// NOTE(kernel): the work runs once per execution; re-queueing every
+    /// `FLUSH_TIME` is not modelled (time is abstracted away).
+    pub fn flush_memcg_stats_dwork(&self) {
+        self.__mem_cgroup_flush_stats();
+    }
+
+    /// `memcg_page_state(memcg, idx)`: a lockless `READ_ONCE` of the
+    /// aggregate.
+    ///
+    /// NOTE(kernel): the kernel clamps negative values to 0 under
+    /// CONFIG_SMP; the model returns the raw value so that conservation can
+    /// see negative updates.
+    pub fn memcg_page_state(&self, memcg: usize, idx: usize) -> i64 {
+        let v = read_once(&self.memcgs[memcg].vmstats.state[idx]);
+        if Ghost::get(&self.ghost.flushers_inside) > 0 {
+            self.coverage.hit(Event::ReadDuringFlush);
+        }
+        v
+    }
+
+    /// A memory.stat-style reader (`memory_stat_format()`): flush if
+    /// needed, then read. Returns the flush decision and the value read.
+    pub fn memory_stat_read(&self, memcg: usize, idx: usize) -> (bool, i64) {
+        let flushed = self.mem_cgroup_flush_stats();
+        (flushed, self.memcg_page_state(memcg, idx))
+    }
+
+    /// One updater CPU: `cfg.updates` calls of `__mod_memcg_state()`.
+    pub fn updater(&self, cpu: usize) {
+        for k in 0..self.cfg.updates {
+            self.__mod_memcg_state(cpu, ROOT_MEM_CGROUP, 0, self.cfg.val(k));
+        }
+    }
+
+    /// One reader thread: `cfg.reads` memory.stat reads, checking
+    /// `monotonic_reads` between successive ones.
+    pub fn reader(&self, reader: usize) -> Vec<(bool, i64)> {
+        let mut seen: Vec<(bool, i64)> = Vec::with_capacity(self.cfg.reads);
+        for _ in 0..self.cfg.reads {
+            let (flushed, v) = self.memory_stat_read(ROOT_MEM_CGROUP, 0);
+            if let Some(&(_, previous)) = seen.last() {
+                if self.armed(Property::MonotonicReads) && self.cfg.non_negative() {
+                    property::monotonic_reads(reader, previous, v);
+                }
+            }
+            seen.push((flushed, v));
+        }
+        seen
+    }
+}
+
+const SEQ: crate::platform::ghost::Ordering = crate::platform::ghost::Ordering::SeqCst;

@@ -1,0 +1,509 @@
+//! The only module that names loom, shuttle and std's concurrency primitives.
+//!
+//! The model is written once against the [`Platform`] trait. Three zero-sized
+//! types implement it, and [`explore`] picks one at run time from a
+//! [`Backend`] value, so a single `flushcheck` binary can run the same
+//! scenario under all three and compare the verdicts side by side.
+//!
+//! | backend | what it explores | what it can decide |
+//! |---|---|---|
+//! | [`Backend::Loom`] | every execution (DPOR) within an optional preemption bound, C11 weak memory minus load buffering | ordering bugs, data races on [`ModelCell`]s, interleavings |
+//! | [`Backend::ShuttleRandom`], [`Backend::ShuttlePct`] | sampled schedules; every atomic is SeqCst | interleaving bugs only |
+//! | [`Backend::Std`] | real OS threads on the host CPU | smoke test on hardware; no coverage guarantee |
+//!
+//! Ghost bookkeeping ([`ghost`]) uses std atomics on every backend. Under
+//! loom and shuttle these are invisible to the checker: a thread switch
+//! happens only at a model operation, so ghost code placed right after a
+//! model operation runs in the same atomic step as that operation.
+
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// An `i64` atomic of the chosen backend.
+///
+/// Every kernel integer that is shared between CPUs (`atomic_t`, `long`
+/// read with `READ_ONCE`) is modelled with this one type.
+pub trait ModelAtomic: Send + Sync + 'static {
+    /// A new atomic holding `v`.
+    fn new(v: i64) -> Self;
+    /// Atomic load.
+    fn load(&self, order: Ordering) -> i64;
+    /// Atomic store.
+    fn store(&self, v: i64, order: Ordering);
+    /// Atomic add, returning the previous value.
+    fn fetch_add(&self, v: i64, order: Ordering) -> i64;
+    /// Atomic exchange, returning the previous value.
+    fn swap(&self, v: i64, order: Ordering) -> i64;
+    /// Strong compare-and-exchange.
+    fn compare_exchange(
+        &self,
+        current: i64,
+        new: i64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<i64, i64>;
+}
+
+/// A cell for plain (non-atomic) data that a lock protects.
+///
+/// Under loom this is `loom::cell::UnsafeCell`, whose accesses are checked
+/// for causality: two accesses not ordered by happens-before are reported
+/// as a data race. Under shuttle and std it is a plain `UnsafeCell`.
+pub trait ModelCell<T>: Send + Sync + 'static {
+    /// A new cell holding `v`.
+    fn new(v: T) -> Self;
+    /// Read the value.
+    ///
+    /// # Safety
+    /// The caller must hold whatever lock protects the cell.
+    unsafe fn get(&self) -> T
+    where
+        T: Copy;
+    /// Overwrite the value.
+    ///
+    /// # Safety
+    /// The caller must hold whatever lock protects the cell.
+    unsafe fn set(&self, v: T);
+}
+
+/// A handle on a spawned model thread.
+pub trait ModelJoinHandle<T> {
+    /// Wait for the thread and return its result, re-raising its panic.
+    fn join(self) -> T;
+}
+
+/// One way of running the model: loom, shuttle or std threads.
+pub trait Platform: Sized + Send + Sync + 'static {
+    /// The backend this platform stands for.
+    const BACKEND_KIND: BackendKind;
+    /// The atomic integer type.
+    type Atomic: ModelAtomic;
+    /// The lock-protected plain cell type.
+    type Cell<T: Send + 'static>: ModelCell<T>;
+    /// A join handle.
+    type JoinHandle<T: Send + 'static>: ModelJoinHandle<T>;
+
+    /// Spawn a model thread.
+    fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T>;
+    /// A memory fence.
+    fn fence(order: Ordering);
+    /// Tell the scheduler another thread should run (spin loops need this).
+    fn yield_now();
+}
+
+/// Which family a backend belongs to; decides how ghost code is kept atomic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// loom: one OS thread, switches only at model operations, weak memory.
+    Loom,
+    /// shuttle: one OS thread, switches only at model operations, SeqCst.
+    Shuttle,
+    /// Real threads: truly parallel, so ghost steps need a lock.
+    Std,
+}
+
+macro_rules! model_atomic {
+    ($ty:ty) => {
+        impl ModelAtomic for $ty {
+            fn new(v: i64) -> Self {
+                <$ty>::new(v)
+            }
+            fn load(&self, order: Ordering) -> i64 {
+                <$ty>::load(self, order)
+            }
+            fn store(&self, v: i64, order: Ordering) {
+                <$ty>::store(self, v, order)
+            }
+            fn fetch_add(&self, v: i64, order: Ordering) -> i64 {
+                <$ty>::fetch_add(self, v, order)
+            }
+            fn swap(&self, v: i64, order: Ordering) -> i64 {
+                <$ty>::swap(self, v, order)
+            }
+            fn compare_exchange(
+                &self,
+                current: i64,
+                new: i64,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<i64, i64> {
+                <$ty>::compare_exchange(self, current, new, success, failure)
+            }
+        }
+    };
+}
+
+model_atomic!(loom::sync::atomic::AtomicI64);
+model_atomic!(shuttle::sync::atomic::AtomicI64);
+model_atomic!(std::sync::atomic::AtomicI64);
+
+/// loom's causality-checked cell.
+pub struct LoomCell<T>(loom::cell::UnsafeCell<T>);
+
+// SAFETY: loom checks every access for races; the model only touches the
+// cell with the protecting lock held.
+unsafe impl<T: Send> Sync for LoomCell<T> {}
+
+impl<T: Send + 'static> ModelCell<T> for LoomCell<T> {
+    fn new(v: T) -> Self {
+        LoomCell(loom::cell::UnsafeCell::new(v))
+    }
+    unsafe fn get(&self) -> T
+    where
+        T: Copy,
+    {
+        self.0.with(|p| unsafe { *p })
+    }
+    unsafe fn set(&self, v: T) {
+        self.0.with_mut(|p| unsafe { *p = v })
+    }
+}
+
+/// A plain cell for shuttle and std, which have no race detector.
+pub struct PlainCell<T>(std::cell::UnsafeCell<T>);
+
+// SAFETY: callers of `get`/`set` promise to hold the protecting lock.
+unsafe impl<T: Send> Sync for PlainCell<T> {}
+
+impl<T: Send + 'static> ModelCell<T> for PlainCell<T> {
+    fn new(v: T) -> Self {
+        PlainCell(std::cell::UnsafeCell::new(v))
+    }
+    unsafe fn get(&self) -> T
+    where
+        T: Copy,
+    {
+        unsafe { *self.0.get() }
+    }
+    unsafe fn set(&self, v: T) {
+        unsafe { *self.0.get() = v }
+    }
+}
+
+impl<T> ModelJoinHandle<T> for loom::thread::JoinHandle<T> {
+    fn join(self) -> T {
+        loom::thread::JoinHandle::join(self).unwrap_or_else(|e| panic::resume_unwind(e))
+    }
+}
+
+impl<T> ModelJoinHandle<T> for shuttle::thread::JoinHandle<T> {
+    fn join(self) -> T {
+        shuttle::thread::JoinHandle::join(self).unwrap_or_else(|e| panic::resume_unwind(e))
+    }
+}
+
+impl<T> ModelJoinHandle<T> for std::thread::JoinHandle<T> {
+    fn join(self) -> T {
+        std::thread::JoinHandle::join(self).unwrap_or_else(|e| panic::resume_unwind(e))
+    }
+}
+
+/// The loom platform.
+#[derive(Debug)]
+pub struct Loom;
+/// The shuttle platform (random or PCT scheduler).
+#[derive(Debug)]
+pub struct Shuttle;
+/// Real std threads.
+#[derive(Debug)]
+pub struct Std;
+
+impl Platform for Loom {
+    const BACKEND_KIND: BackendKind = BackendKind::Loom;
+    type Atomic = loom::sync::atomic::AtomicI64;
+    type Cell<T: Send + 'static> = LoomCell<T>;
+    type JoinHandle<T: Send + 'static> = loom::thread::JoinHandle<T>;
+    fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T> {
+        loom::thread::spawn(f)
+    }
+    fn fence(order: Ordering) {
+        loom::sync::atomic::fence(order)
+    }
+    fn yield_now() {
+        loom::thread::yield_now()
+    }
+}
+
+impl Platform for Shuttle {
+    const BACKEND_KIND: BackendKind = BackendKind::Shuttle;
+    type Atomic = shuttle::sync::atomic::AtomicI64;
+    type Cell<T: Send + 'static> = PlainCell<T>;
+    type JoinHandle<T: Send + 'static> = shuttle::thread::JoinHandle<T>;
+    fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T> {
+        shuttle::thread::spawn(f)
+    }
+    fn fence(order: Ordering) {
+        shuttle::sync::atomic::fence(order)
+    }
+    fn yield_now() {
+        shuttle::thread::yield_now()
+    }
+}
+
+impl Platform for Std {
+    const BACKEND_KIND: BackendKind = BackendKind::Std;
+    type Atomic = std::sync::atomic::AtomicI64;
+    type Cell<T: Send + 'static> = PlainCell<T>;
+    type JoinHandle<T: Send + 'static> = std::thread::JoinHandle<T>;
+    fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T> {
+        std::thread::spawn(f)
+    }
+    fn fence(order: Ordering) {
+        std::sync::atomic::fence(order)
+    }
+    fn yield_now() {
+        std::thread::yield_now()
+    }
+}
+
+/// Bookkeeping that is not part of the modelled kernel: ghost state,
+/// coverage counters and observation sets.
+///
+/// These are std types on every backend. loom and shuttle do not see them,
+/// so they add no branch points and no scheduling points.
+pub mod ghost {
+    pub use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+    pub use std::sync::{Arc, Mutex, MutexGuard};
+}
+
+/// Where a backend's knobs are set for one exploration.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// loom: exhaustive DPOR, optionally preemption-bounded.
+    Loom {
+        /// `None` explores every interleaving.
+        preemption_bound: Option<usize>,
+    },
+    /// shuttle with its uniformly random scheduler.
+    ShuttleRandom {
+        /// Number of schedules to run.
+        iterations: usize,
+        /// Seed of the scheduler's PRNG.
+        seed: u64,
+    },
+    /// shuttle with PCT (probabilistic concurrency testing).
+    ShuttlePct {
+        /// Number of schedules to run.
+        iterations: usize,
+        /// Bug depth PCT targets.
+        depth: usize,
+        /// Seed of the scheduler's PRNG.
+        seed: u64,
+    },
+    /// Real threads, repeated.
+    Std {
+        /// Number of repetitions.
+        iterations: usize,
+    },
+}
+
+impl Backend {
+    /// Short name used in tables and JSON.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Loom { .. } => "loom",
+            Backend::ShuttleRandom { .. } => "shuttle-random",
+            Backend::ShuttlePct { .. } => "shuttle-pct",
+            Backend::Std { .. } => "std",
+        }
+    }
+
+    /// Whether a finished search covers every execution of the scenario.
+    pub fn exhaustive(&self) -> bool {
+        matches!(
+            self,
+            Backend::Loom {
+                preemption_bound: None
+            }
+        )
+    }
+
+    /// One-line description of the planned search.
+    pub fn search(&self) -> String {
+        match self {
+            Backend::Loom {
+                preemption_bound: None,
+            } => "loom DPOR, unbounded (exhaustive)".into(),
+            Backend::Loom {
+                preemption_bound: Some(b),
+            } => format!("loom DPOR, preemption bound {b} (exhaustive within the bound)"),
+            Backend::ShuttleRandom { iterations, seed } => {
+                format!("shuttle random, {iterations} schedules, seed {seed} (sampled)")
+            }
+            Backend::ShuttlePct {
+                iterations,
+                depth,
+                seed,
+            } => format!("shuttle PCT depth {depth}, {iterations} schedules, seed {seed} (sampled)"),
+            Backend::Std { iterations } => format!("std threads, {iterations} runs (sampled)"),
+        }
+    }
+
+    /// The most threads one execution may use, the main thread included.
+    pub fn max_threads(&self) -> usize {
+        match self {
+            Backend::Loom { .. } => loom::MAX_THREADS,
+            _ => usize::MAX,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Something that can run one execution on any platform.
+pub trait Scenario: Send + Sync + 'static {
+    /// Run one execution. Violations panic.
+    fn run<P: Platform>(&self);
+}
+
+/// How an exploration ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The planned search finished without a panic.
+    Finished,
+    /// An execution panicked; the message is the panic payload.
+    Failed(String),
+    /// The search was cut short; the string says by what.
+    CutShort(String),
+}
+
+/// The result of one exploration.
+#[derive(Clone, Debug)]
+pub struct Exploration {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Executions (schedules, runs) started.
+    pub executions: u64,
+    /// Wall-clock time.
+    pub elapsed: Duration,
+}
+
+const BUDGET_PANIC: &str = "flushcheck: time budget exhausted";
+
+/// Run `scenario` under `backend` until the planned search ends, an execution
+/// fails, or `budget` runs out (reported as [`Outcome::CutShort`]).
+pub fn explore<S: Scenario>(backend: &Backend, budget: Duration, scenario: Arc<S>) -> Exploration {
+    let start = Instant::now();
+    let count = Arc::new(ghost::AtomicU64::new(0));
+    let counter = count.clone();
+    let deadline = start + budget;
+    let backend_c = backend.clone();
+    let result = panic::catch_unwind(AssertUnwindSafe(move || match backend_c {
+        Backend::Loom { preemption_bound } => {
+            let mut builder = loom::model::Builder::new();
+            builder.preemption_bound = preemption_bound;
+            builder.max_branches = 100_000;
+            builder.check(move || {
+                if counter.fetch_add(1, Ordering::Relaxed) % 64 == 0 && Instant::now() > deadline {
+                    panic!("{BUDGET_PANIC}");
+                }
+                scenario.run::<Loom>();
+            });
+        }
+        Backend::ShuttleRandom { iterations, seed } => {
+            let sched = shuttle::scheduler::RandomScheduler::new_from_seed(seed, iterations);
+            shuttle_run(sched, budget, counter, scenario);
+        }
+        Backend::ShuttlePct {
+            iterations,
+            depth,
+            seed,
+        } => {
+            let sched = shuttle::scheduler::PctScheduler::new_from_seed(seed, depth, iterations);
+            shuttle_run(sched, budget, counter, scenario);
+        }
+        Backend::Std { iterations } => {
+            for _ in 0..iterations {
+                if Instant::now() > deadline {
+                    panic!("{BUDGET_PANIC}");
+                }
+                counter.fetch_add(1, Ordering::Relaxed);
+                scenario.run::<Std>();
+            }
+        }
+    }));
+    let executions = count.load(Ordering::Relaxed);
+    let outcome = match result {
+        Ok(()) => {
+            let planned = match backend {
+                Backend::ShuttleRandom { iterations, .. }
+                | Backend::ShuttlePct { iterations, .. } => Some(*iterations as u64),
+                _ => None,
+            };
+            match planned {
+                Some(p) if executions < p => Outcome::CutShort(format!(
+                    "time budget of {:.0} s ran out after {executions} of {p} schedules",
+                    budget.as_secs_f64()
+                )),
+                _ => Outcome::Finished,
+            }
+        }
+        Err(payload) => {
+            let msg = panic_message(&payload);
+            if msg.contains(BUDGET_PANIC) {
+                Outcome::CutShort(format!(
+                    "time budget of {:.0} s ran out after {executions} executions",
+                    budget.as_secs_f64()
+                ))
+            } else if msg.contains("Model exceeded maximum number of branches") {
+                Outcome::CutShort("loom's branch limit (max_branches) was reached".into())
+            } else {
+                Outcome::Failed(msg)
+            }
+        }
+    };
+    Exploration {
+        outcome,
+        executions,
+        elapsed: start.elapsed(),
+    }
+}
+
+fn shuttle_run<S: Scenario>(
+    sched: impl shuttle::scheduler::Scheduler + 'static,
+    budget: Duration,
+    counter: Arc<ghost::AtomicU64>,
+    scenario: Arc<S>,
+) {
+    let mut config = shuttle::Config::new();
+    config.failure_persistence = shuttle::FailurePersistence::None;
+    config.max_time = Some(budget);
+    config.silence_warnings = true;
+    let runner = shuttle::Runner::new(sched, config);
+    runner.run(move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        scenario.run::<Shuttle>();
+    });
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else {
+        "<non-string panic payload>".to_string()
+    }
+}
+
+/// Silence the default panic output of model threads.
+///
+/// Violations are reported through [`Exploration`], so the backtrace text
+/// the default hook prints would only be noise. shuttle installs its own
+/// hook once per process on its first run; a one-iteration warm-up run makes
+/// that happen first, so ours replaces it.
+pub fn quiet_panics() {
+    let mut config = shuttle::Config::new();
+    config.silence_warnings = true;
+    shuttle::Runner::new(shuttle::scheduler::RandomScheduler::new_from_seed(0, 1), config).run(|| {});
+    panic::set_hook(Box::new(|_| {}));
+}

@@ -1,0 +1,112 @@
+//! The scenario every backend runs: updaters, readers and the periodic
+//! flusher race; then the main thread reads once more and flushes once more.
+
+use std::collections::BTreeSet;
+
+use crate::config::Config;
+use crate::ghost::Coverage;
+use crate::memcontrol::{MemcgSystem, ROOT_MEM_CGROUP};
+use crate::platform::ghost::{Arc, Mutex};
+use crate::platform::{ModelJoinHandle, Platform, Scenario};
+use crate::property::{self, Property};
+use crate::variant::Variant;
+
+/// What the readers of one execution observed: for every read, in reader
+/// order and then the quiescent read by the main thread, the flush decision
+/// and the statistic read after it.
+pub type Observation = Vec<(bool, i64)>;
+
+/// One scenario for one (variant, armed property) pair.
+#[derive(Debug)]
+pub struct FlushScenario {
+    /// Configuration.
+    pub cfg: Config,
+    /// Variant under test.
+    pub variant: Variant,
+    /// The property whose check is armed.
+    pub armed: Option<Property>,
+    /// Coverage counters over all executions.
+    pub coverage: Arc<Coverage>,
+    /// Every distinct observation, when collected (the differential check).
+    pub observations: Option<Mutex<BTreeSet<Observation>>>,
+}
+
+impl FlushScenario {
+    /// A scenario; `collect` keeps every distinct [`Observation`].
+    pub fn new(cfg: Config, variant: Variant, armed: Option<Property>, collect: bool) -> Self {
+        FlushScenario {
+            cfg,
+            variant,
+            armed,
+            coverage: Arc::new(Coverage::default()),
+            observations: collect.then(|| Mutex::new(BTreeSet::new())),
+        }
+    }
+
+    /// The distinct observations collected so far.
+    pub fn observed(&self) -> BTreeSet<Observation> {
+        self.observations
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
+    }
+}
+
+impl Scenario for FlushScenario {
+    fn run<P: Platform>(&self) {
+        let sys = Arc::new(MemcgSystem::<P>::new(
+            self.cfg.clone(),
+            self.variant.clone(),
+            self.armed,
+            self.coverage.clone(),
+        ));
+        let updaters: Vec<_> = (0..self.cfg.cpus)
+            .map(|cpu| {
+                let s = sys.clone();
+                P::spawn(move || s.updater(cpu))
+            })
+            .collect();
+        let readers: Vec<_> = (0..self.cfg.readers)
+            .map(|r| {
+                let s = sys.clone();
+                P::spawn(move || s.reader(r))
+            })
+            .collect();
+        let periodic = self.cfg.periodic.then(|| {
+            let s = sys.clone();
+            P::spawn(move || s.flush_memcg_stats_dwork())
+        });
+        for h in updaters {
+            h.join();
+        }
+        if let Some(h) = periodic {
+            h.join();
+        }
+        let mut observation: Observation = Vec::new();
+        for (r, h) in readers.into_iter().enumerate() {
+            let seen = h.join();
+            if let (Some(&(_, last)), true) = (seen.last(), self.armed == Some(Property::MonotonicReads)) {
+                // The quiescent read below happens after this reader's last
+                // read (join), so it must not be lower either.
+                let now = sys.memcg_page_state(ROOT_MEM_CGROUP, 0);
+                if self.cfg.non_negative() {
+                    property::monotonic_reads(r, last, now);
+                }
+            }
+            observation.extend(seen);
+        }
+        // The quiescent reader: every update is done and every thread joined.
+        observation.push(sys.memory_stat_read(ROOT_MEM_CGROUP, 0));
+        // One more flush; nothing else runs, so the trylock must succeed.
+        assert!(
+            sys.__mem_cgroup_flush_stats(),
+            "model: the final flush could not take stats_flush_lock"
+        );
+        if self.armed == Some(Property::Conservation) {
+            property::conservation(sys.memcg_page_state(ROOT_MEM_CGROUP, 0), self.cfg.total());
+        }
+        if let Some(m) = &self.observations {
+            m.lock().unwrap_or_else(|e| e.into_inner()).insert(observation);
+        }
+    }
+}
