@@ -14,7 +14,8 @@ pub struct Config {
     pub batch: i64,
     /// Calls to `__mod_memcg_state()` per CPU.
     pub updates: usize,
-    /// The `val` of each update, cycled: update `k` uses `vals[k % len]`.
+    /// The `val` of each update, cycled over all updates in CPU order:
+    /// update `k` of CPU `c` uses `vals[(c * updates + k) % len]`.
     /// `|val| > batch` stands for a huge-page update.
     pub vals: Vec<i64>,
     /// Reader threads, each calling `mem_cgroup_flush_stats()` then reading
@@ -33,11 +34,11 @@ impl Default for Config {
         Config {
             cpus: 2,
             batch: 1,
-            updates: 2,
-            vals: vec![2],
+            updates: 1,
+            vals: vec![2, 3],
             readers: 1,
             reads: 1,
-            periodic: false,
+            periodic: true,
         }
     }
 }
@@ -48,14 +49,17 @@ impl Config {
         1 + self.cpus + self.readers + usize::from(self.periodic)
     }
 
-    /// The value of update `k` on any CPU.
-    pub fn val(&self, k: usize) -> i64 {
-        self.vals[k % self.vals.len()]
+    /// The value of update `k` on CPU `cpu`.
+    pub fn val(&self, cpu: usize, k: usize) -> i64 {
+        self.vals[(cpu * self.updates + k) % self.vals.len()]
     }
 
     /// Sum of all updates: what the aggregate must reach (`conservation`).
     pub fn total(&self) -> i64 {
-        (0..self.updates).map(|k| self.val(k)).sum::<i64>() * self.cpus as i64
+        (0..self.cpus)
+            .flat_map(|c| (0..self.updates).map(move |k| (c, k)))
+            .map(|(c, k)| self.val(c, k))
+            .sum()
     }
 
     /// Check the configuration against the limits of the model and of a

@@ -23,8 +23,10 @@ use crate::platform::{BackendKind, Platform};
 pub enum Event {
     /// `memcg_rstat_updated()` skipped its `atomic_add`.
     Skip,
-    /// A skip decision read a value that a concurrent flush then reset to 0
-    /// before the skipping update finished: the race behind `no_lost_flush`.
+    /// A skip decided while a flush that had already read this CPU's
+    /// counters was about to reset the threshold: the race behind
+    /// `no_lost_flush` (the skipped units are erased by the reset, and the
+    /// update is not in the aggregate).
     SkipRacedReset,
     /// A reader decided while skipped increments were outstanding (the ghost
     /// baseline differed from the real threshold).
@@ -96,8 +98,6 @@ pub struct Ghost {
     lock: Option<Mutex<()>>,
     /// The threshold v5.19 would hold in this schedule.
     pub baseline_threshold: AtomicI64,
-    /// Resets of `stats_flush_threshold` so far (a generation number).
-    pub resets: AtomicU64,
     /// Flushers between their trylock and their unlock.
     pub flushers_inside: AtomicI64,
     /// The highest CPU whose counters the running flush has read, or -1.
@@ -112,7 +112,6 @@ impl Ghost {
         Ghost {
             lock: (P::BACKEND_KIND == BackendKind::Std).then(|| Mutex::new(())),
             baseline_threshold: AtomicI64::new(0),
-            resets: AtomicU64::new(0),
             flushers_inside: AtomicI64::new(0),
             flush_cursor: AtomicI64::new(-1),
             added_during_flush: AtomicI64::new(0),

@@ -156,7 +156,7 @@ impl<P: Platform> MemcgSystem<P> {
         let x = this_cpu_add_return(&self.stats_updates[cpu], val.abs());
         if x > batch {
             let units = x / batch;
-            let skipped = self.variant.skip != SkipPolicy::Never && self.skip_add(units);
+            let skipped = self.variant.skip != SkipPolicy::Never && self.skip_add(cpu, units);
             if !skipped {
                 self.bump_threshold(units);
             }
@@ -166,25 +166,25 @@ impl<P: Platform> MemcgSystem<P> {
 
     /// v6.0's test `atomic_read(&stats_flush_threshold) <= num_online_cpus()`
     /// (inverted); the ghost baseline takes the skipped add at this point.
-    fn skip_add(&self, units: i64) -> bool {
+    fn skip_add(&self, cpu: usize, units: i64) -> bool {
         let n = self.num_online_cpus();
-        let (skip, generation) = self.ghost.step(|| {
+        self.ghost.step(|| {
             let threshold = atomic_read(&self.stats_flush_threshold);
             let skip = self.variant.skip.skips(threshold, n);
             if skip {
                 self.ghost.baseline_threshold.fetch_add(units, SEQ);
+                self.coverage.hit(Event::Skip);
+                // A flush that has already read this CPU's counters will
+                // reset the value this decision read: the skipped units and
+                // this update are both left for a later flush.
+                if Ghost::get(&self.ghost.flushers_inside) > 0
+                    && Ghost::get(&self.ghost.flush_cursor) >= cpu as i64
+                {
+                    self.coverage.hit(Event::SkipRacedReset);
+                }
             }
-            (skip, self.ghost.resets.load(SEQ))
-        });
-        if skip {
-            self.coverage.hit(Event::Skip);
-            // The skipping update is over once its per-CPU reset is done;
-            // check for a reset that landed in between.
-            if self.ghost.resets.load(SEQ) != generation {
-                self.coverage.hit(Event::SkipRacedReset);
-            }
-        }
-        skip
+            skip
+        })
     }
 
     /// `atomic_add(x / MEMCG_CHARGE_BATCH, &stats_flush_threshold)`.
@@ -264,7 +264,6 @@ impl<P: Platform> MemcgSystem<P> {
                 self.coverage.hit(Event::AddErasedByReset);
             }
             self.ghost.baseline_threshold.store(0, SEQ);
-            self.ghost.resets.fetch_add(1, SEQ);
             self.ghost.flush_cursor.store(-1, SEQ);
             self.ghost.flushers_inside.fetch_sub(1, SEQ);
         });
@@ -356,7 +355,7 @@ impl<P: Platform> MemcgSystem<P> {
     /// One updater CPU: `cfg.updates` calls of `__mod_memcg_state()`.
     pub fn updater(&self, cpu: usize) {
         for k in 0..self.cfg.updates {
-            self.__mod_memcg_state(cpu, ROOT_MEM_CGROUP, 0, self.cfg.val(k));
+            self.__mod_memcg_state(cpu, ROOT_MEM_CGROUP, 0, self.cfg.val(cpu, k));
         }
     }
 

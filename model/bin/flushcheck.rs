@@ -34,10 +34,10 @@ struct Cli {
     /// Reads per reader thread.
     #[arg(long, default_value_t = Config::default().reads)]
     reads: usize,
-    /// Run the periodic flusher thread.
+    /// Run the periodic flusher thread (the default).
     #[arg(long, overrides_with = "no_periodic")]
     periodic: bool,
-    /// Do not run the periodic flusher thread (the default).
+    /// Do not run the periodic flusher thread.
     #[arg(long = "no-periodic")]
     no_periodic: bool,
     /// Only these variants (comma-separated; default all).
@@ -83,7 +83,11 @@ fn build_plan(cli: &Cli) -> Result<Plan, String> {
         vals: cli.val.clone(),
         readers: cli.readers,
         reads: cli.reads,
-        periodic: cli.periodic && !cli.no_periodic,
+        periodic: if cli.no_periodic {
+            false
+        } else {
+            cli.periodic || Config::default().periodic
+        },
     };
     let mut plan = Plan::new(cfg);
     if !cli.variant.is_empty() {
