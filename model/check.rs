@@ -4,7 +4,9 @@ use std::collections::BTreeSet;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::process::Command;
 
 use crate::config::Config;
 use crate::platform::ghost::{Arc, Mutex};
@@ -14,7 +16,7 @@ use crate::scenario::{FlushScenario, Observation};
 use crate::variant::{Kind, Variant};
 
 /// The verdict of one cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// The planned search finished without a counterexample.
@@ -37,7 +39,7 @@ impl Verdict {
 }
 
 /// What the matrix expects of a cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Expect {
     /// A kernel variant: must hold.
@@ -49,7 +51,7 @@ pub enum Expect {
 }
 
 /// The result of one (variant, property, backend) cell.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Cell {
     /// Variant name.
     pub variant: String,
@@ -72,7 +74,7 @@ pub struct Cell {
     /// The violation message, or why the search was cut short.
     pub note: Option<String>,
     /// The coverage event paired with the property.
-    pub coverage_event: &'static str,
+    pub coverage_event: String,
     /// How many times it occurred over the search.
     pub coverage: u64,
     /// What the matrix expected.
@@ -99,11 +101,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The default backends: loom unbounded, shuttle random and PCT, std.
+    /// The default backends: loom with 2 preemptions (loom's documentation:
+    /// "setting the thread pre-emption bound to 2 or 3 is enough to catch
+    /// most bugs"), shuttle random and PCT, std.
     pub fn default_backends(seed: u64) -> Vec<Backend> {
         vec![
             Backend::Loom {
-                preemption_bound: None,
+                preemption_bound: Some(2),
             },
             Backend::ShuttleRandom {
                 iterations: 20_000,
@@ -139,8 +143,8 @@ impl Plan {
     }
 }
 
-/// The loom baseline for the differential `no_lost_flush`: every reader
-/// observation v5.19 can produce, from an unbounded (exhaustive) search.
+/// The loom baseline for the differential `no_lost_flush`: the reader
+/// observations v5.19 produces within a preemption bound.
 #[derive(Clone, Debug)]
 pub struct Baseline {
     /// The exploration that produced it.
@@ -149,15 +153,27 @@ pub struct Baseline {
     pub observations: BTreeSet<Observation>,
 }
 
-/// Explore v5.19 exhaustively under loom and collect its observations.
-pub fn loom_baseline(cfg: &Config, budget: Duration) -> Baseline {
+impl Baseline {
+    /// Whether the search finished, or why its observations cannot be used.
+    pub fn usable(&self) -> Result<(), String> {
+        match &self.exploration.outcome {
+            Outcome::Finished => Ok(()),
+            Outcome::CutShort(why) => Err(format!("the v5.19 search was cut short: {why}")),
+            Outcome::Failed(msg) => Err(format!("the v5.19 search failed: {msg}")),
+        }
+    }
+}
+
+/// Explore v5.19 under loom (`bound` preemptions, `None` for exhaustive) and
+/// collect its reader observations.
+pub fn loom_baseline(cfg: &Config, bound: Option<usize>, budget: Duration) -> Baseline {
     let scenario = Arc::new(FlushScenario::new(cfg.clone(), Variant::V5_19, None, true));
     let exploration = on_fresh_thread({
         let s = scenario.clone();
         move || {
             explore(
                 &Backend::Loom {
-                    preemption_bound: None,
+                    preemption_bound: bound,
                 },
                 budget,
                 s,
@@ -182,23 +198,24 @@ fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) ->
 }
 
 fn expectation(variant: &Variant, property: Property, backend: &Backend) -> Expect {
-    match (variant.kind, variant.killed_by) {
-        (Kind::Kernel, _) => Expect::Holds,
-        (Kind::Mutant, Some((p, backends))) if p == property && backends.contains(&backend.name()) => {
-            Expect::Killed
-        }
-        _ => Expect::Any,
+    let killer = variant
+        .killed_by
+        .iter()
+        .any(|(p, backends)| *p == property && backends.contains(&backend.name()));
+    match variant.kind {
+        Kind::Kernel => Expect::Holds,
+        Kind::Mutant if killer => Expect::Killed,
+        Kind::Mutant => Expect::Any,
     }
 }
 
-/// Check one cell. `baseline` is needed for `no_lost_flush` under loom.
+/// Check one cell.
 pub fn check_cell(
     cfg: &Config,
     variant: &Variant,
     property: Property,
     backend: &Backend,
     budget: Duration,
-    baseline: Option<&Baseline>,
 ) -> Cell {
     let differential = matches!(backend, Backend::Loom { .. }) && property == Property::NoLostFlush;
     let scenario = Arc::new(FlushScenario::new(
@@ -216,40 +233,15 @@ pub fn check_cell(
     let mut seconds = exploration.elapsed.as_secs_f64();
     let (mut verdict, mut note) = judge(property, &exploration.outcome);
     let mut search = backend.search();
-    if differential && verdict == Verdict::Holds {
-        let computed;
-        let base = match baseline {
-            Some(b) => b,
-            None => {
-                computed = loom_baseline(cfg, budget);
-                &computed
-            }
-        };
-        executions += base.exploration.executions;
-        seconds += base.exploration.elapsed.as_secs_f64();
-        search = format!("{search}; differential against v5.19, loom unbounded");
-        match &base.exploration.outcome {
-            Outcome::Finished => {
-                let observed = scenario.observed();
-                if let Some(o) = observed.difference(&base.observations).next() {
-                    verdict = Verdict::Violated;
-                    note = Some(format!(
-                        "no_lost_flush: readers observed {} under {}, which no execution of v5.19 produces ({} v5.19 outcomes, exhaustive)",
-                        fmt_observation(o),
-                        variant.name,
-                        base.observations.len()
-                    ));
-                }
-            }
-            Outcome::CutShort(why) => {
-                verdict = Verdict::Inconclusive;
-                note = Some(format!("the v5.19 baseline search was cut short: {why}"));
-            }
-            Outcome::Failed(msg) => {
-                verdict = Verdict::Inconclusive;
-                note = Some(format!("the v5.19 baseline failed: {msg}"));
-            }
-        }
+    if differential && verdict == Verdict::Holds && !variant.same_policies(&Variant::V5_19) {
+        let d = differential_verdict(cfg, variant, backend, budget, &scenario.observed());
+        executions += d.executions;
+        seconds += d.seconds;
+        search = format!("{search}; {}", d.search);
+        verdict = d.verdict;
+        note = d.note;
+    } else if differential && verdict == Verdict::Holds {
+        search = format!("{search}; differential: this variant's outcomes are v5.19's by construction");
     }
     let expect = expectation(variant, property, backend);
     let ok = match expect {
@@ -269,7 +261,7 @@ pub fn check_cell(
         search,
         exhaustive: backend.exhaustive() && verdict != Verdict::Inconclusive,
         note,
-        coverage_event: event.name(),
+        coverage_event: event.name().to_string(),
         coverage: scenario.coverage.count(event),
         expect,
         ok,
@@ -307,23 +299,189 @@ pub fn fmt_observation(o: &Observation) -> String {
         .join(" ")
 }
 
-/// Run every cell of `plan` on `plan.jobs` worker threads. `progress` is
-/// called after each cell with (done, total, cell).
-pub fn run_matrix(plan: &Plan, progress: &(dyn Fn(usize, usize, &Cell) + Sync)) -> Vec<Cell> {
+struct Differential {
+    verdict: Verdict,
+    note: Option<String>,
+    executions: u64,
+    seconds: f64,
+    search: String,
+}
+
+/// Compare a variant's reader observations, from a search at the planned
+/// loom bound, with v5.19's.
+///
+/// v5.19 is first explored at the same bound. Its observations there are a
+/// subset of all its observations, so an empty difference proves the
+/// variant's observations (within the bound) are v5.19 observations. A
+/// non-empty difference is confirmed only against an unbounded (exhaustive)
+/// v5.19 search; if that search is cut short the verdict is inconclusive.
+fn differential_verdict(
+    cfg: &Config,
+    variant: &Variant,
+    backend: &Backend,
+    budget: Duration,
+    observed: &BTreeSet<Observation>,
+) -> Differential {
+    let bound = match backend {
+        Backend::Loom { preemption_bound } => *preemption_bound,
+        _ => None,
+    };
+    let mut d = Differential {
+        verdict: Verdict::Holds,
+        note: None,
+        executions: 0,
+        seconds: 0.0,
+        search: String::new(),
+    };
+    let mut base = loom_baseline(cfg, bound, budget);
+    d.executions += base.exploration.executions;
+    d.seconds += base.exploration.elapsed.as_secs_f64();
+    d.search = format!("differential against v5.19, {}", Backend::Loom { preemption_bound: bound }.search());
+    if let Err(why) = base.usable() {
+        d.verdict = Verdict::Inconclusive;
+        d.note = Some(why);
+        return d;
+    }
+    if observed.is_subset(&base.observations) {
+        return d;
+    }
+    if bound.is_some() {
+        let rest = budget.saturating_sub(Duration::from_secs_f64(d.seconds)).max(Duration::from_secs(1));
+        base = loom_baseline(cfg, None, rest);
+        d.executions += base.exploration.executions;
+        d.seconds += base.exploration.elapsed.as_secs_f64();
+        d.search = format!("{}, confirmed by loom unbounded", d.search);
+        if let Err(why) = base.usable() {
+            let o = observed.difference(&base.observations).next();
+            d.verdict = Verdict::Inconclusive;
+            d.note = Some(format!(
+                "readers observed {} which v5.19 did not produce within the bound; {why}",
+                o.map(fmt_observation).unwrap_or_default()
+            ));
+            return d;
+        }
+    }
+    if let Some(o) = observed.difference(&base.observations).next() {
+        d.verdict = Verdict::Violated;
+        d.note = Some(format!(
+            "no_lost_flush: readers observed {} under {}, which no execution of v5.19 produces ({} v5.19 outcomes, exhaustive)",
+            fmt_observation(o),
+            variant.name,
+            base.observations.len()
+        ));
+    }
+    d
+}
+
+/// One cell, as handed to a worker process.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CellSpec {
+    /// Configuration.
+    pub cfg: Config,
+    /// Variant name.
+    pub variant: String,
+    /// Property.
+    pub property: Property,
+    /// Backend and search parameters.
+    pub backend: Backend,
+    /// Time budget in seconds.
+    pub budget_secs: f64,
+}
+
+impl CellSpec {
+    /// Run the cell in this process.
+    pub fn run(&self) -> Result<Cell, String> {
+        let variant = Variant::by_name(&self.variant)?;
+        Ok(check_cell(
+            &self.cfg,
+            &variant,
+            self.property,
+            &self.backend,
+            Duration::from_secs_f64(self.budget_secs),
+        ))
+    }
+}
+
+/// Where matrix cells run.
+#[derive(Clone, Debug)]
+pub enum Executor {
+    /// On threads of this process.
+    InProcess,
+    /// Each cell in a child process: `<exe> __cell <CellSpec as JSON>`,
+    /// which prints the [`Cell`] as JSON.
+    ///
+    /// loom maps and unmaps a stack for every model thread of every
+    /// execution; two explorations in one process contend on the address
+    /// space lock (measured: 2 cells on 2 cores took 4.9 s in one process,
+    /// 2.7 s as two processes), so separate processes scale with cores.
+    Subprocess(PathBuf),
+}
+
+impl Executor {
+    fn run(&self, spec: &CellSpec) -> Cell {
+        let result = match self {
+            Executor::InProcess => spec.run(),
+            Executor::Subprocess(exe) => run_child(exe, spec),
+        };
+        result.unwrap_or_else(|why| failed_cell(spec, why))
+    }
+}
+
+fn run_child(exe: &PathBuf, spec: &CellSpec) -> Result<Cell, String> {
+    let arg = serde_json::to_string(spec).map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .arg("__cell")
+        .arg(arg)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "worker process failed ({}): {}",
+            out.status,
+            first_line(&String::from_utf8_lossy(&out.stderr))
+        ));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("worker output unreadable: {e}"))
+}
+
+fn failed_cell(spec: &CellSpec, why: String) -> Cell {
+    let kind = Variant::by_name(&spec.variant).map_or(Kind::Kernel, |v| v.kind);
+    Cell {
+        variant: spec.variant.clone(),
+        kind,
+        property: spec.property,
+        backend: spec.backend.name().to_string(),
+        verdict: Verdict::Inconclusive,
+        executions: 0,
+        seconds: 0.0,
+        search: spec.backend.search(),
+        exhaustive: false,
+        note: Some(why),
+        coverage_event: spec.property.coverage_event().name().to_string(),
+        coverage: 0,
+        expect: Expect::Any,
+        ok: false,
+    }
+}
+
+/// Run every cell of `plan` on `plan.jobs` workers. `progress` is called
+/// after each cell with (done, total, cell).
+pub fn run_matrix(
+    plan: &Plan,
+    executor: &Executor,
+    progress: &(dyn Fn(usize, usize, &Cell) + Sync),
+) -> Vec<Cell> {
     let mut work = Vec::new();
     for (vi, v) in plan.variants.iter().enumerate() {
         for (pi, p) in plan.properties.iter().enumerate() {
             for (bi, b) in plan.backends.iter().enumerate() {
-                work.push((vi, pi, bi, v.clone(), *p, b.clone()));
+                work.push((vi, pi, bi, v, *p, b.clone()));
             }
         }
     }
     // Slow cells first, so the pool drains evenly.
     work.sort_by_key(|(_, _, _, _, p, b)| (!matches!(b, Backend::Loom { .. }), *p != Property::NoLostFlush));
     let total = work.len();
-    let needs_baseline = plan.properties.contains(&Property::NoLostFlush)
-        && plan.backends.iter().any(|b| matches!(b, Backend::Loom { .. }));
-    let baseline = needs_baseline.then(|| loom_baseline(&plan.cfg, plan.budget));
     let queue = Mutex::new(work.into_iter());
     let (tx, rx) = mpsc::channel();
     let start = Instant::now();
@@ -331,11 +489,17 @@ pub fn run_matrix(plan: &Plan, progress: &(dyn Fn(usize, usize, &Cell) + Sync)) 
         for _ in 0..plan.jobs.max(1) {
             let tx = tx.clone();
             let queue = &queue;
-            let baseline = baseline.as_ref();
             s.spawn(move || loop {
                 let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
                 let Some((vi, pi, bi, v, p, b)) = next else { break };
-                let cell = check_cell(&plan.cfg, &v, p, &b, plan.budget, baseline);
+                let spec = CellSpec {
+                    cfg: plan.cfg.clone(),
+                    variant: v.name.to_string(),
+                    property: p,
+                    backend: b,
+                    budget_secs: plan.budget.as_secs_f64(),
+                };
+                let cell = executor.run(&spec);
                 if tx.send(((vi, pi, bi), cell)).is_err() {
                     break;
                 }

@@ -269,6 +269,29 @@ pub mod ghost {
     pub use std::sync::{Arc, Mutex, MutexGuard};
 }
 
+/// A start line for the threads of one execution.
+///
+/// On real threads every participant waits here so that they actually race
+/// (otherwise the first spawned thread often finishes before the last one
+/// starts). Under loom and shuttle it does nothing: their schedulers already
+/// choose every start order, and a barrier would only add steps.
+#[derive(Debug)]
+pub struct StartGate(Option<std::sync::Barrier>);
+
+impl StartGate {
+    /// A gate for `n` participants on platform `P`.
+    pub fn new<P: Platform>(n: usize) -> Self {
+        StartGate((P::BACKEND_KIND == BackendKind::Std).then(|| std::sync::Barrier::new(n)))
+    }
+
+    /// Wait until all participants have arrived (std only).
+    pub fn wait(&self) {
+        if let Some(b) = &self.0 {
+            b.wait();
+        }
+    }
+}
+
 /// Where a backend's knobs are set for one exploration.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -6,11 +6,11 @@
 //! stops at its first violation, so each (variant, property, backend) cell of
 //! the matrix is its own exploration.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The properties the model checks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Property {
     /// See [`no_lost_flush`].

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::ghost::Coverage;
 use crate::memcontrol::{MemcgSystem, ROOT_MEM_CGROUP};
 use crate::platform::ghost::{Arc, Mutex};
-use crate::platform::{ModelJoinHandle, Platform, Scenario};
+use crate::platform::{ModelJoinHandle, Platform, Scenario, StartGate};
 use crate::property::{self, Property};
 use crate::variant::Variant;
 
@@ -60,22 +60,30 @@ impl Scenario for FlushScenario {
             self.armed,
             self.coverage.clone(),
         ));
-        let updaters: Vec<_> = (0..self.cfg.cpus)
-            .map(|cpu| {
-                let s = sys.clone();
-                P::spawn(move || s.updater(cpu))
+        let gate = Arc::new(StartGate::new::<P>(self.cfg.threads() - 1));
+        let spawn = |f: Box<dyn FnOnce(&MemcgSystem<P>) + Send>| {
+            let (s, g) = (sys.clone(), gate.clone());
+            P::spawn(move || {
+                g.wait();
+                f(&s)
             })
+        };
+        let updaters: Vec<_> = (0..self.cfg.cpus)
+            .map(|cpu| spawn(Box::new(move |s| s.updater(cpu))))
             .collect();
         let readers: Vec<_> = (0..self.cfg.readers)
             .map(|r| {
-                let s = sys.clone();
-                P::spawn(move || s.reader(r))
+                let (s, g) = (sys.clone(), gate.clone());
+                P::spawn(move || {
+                    g.wait();
+                    s.reader(r)
+                })
             })
             .collect();
-        let periodic = self.cfg.periodic.then(|| {
-            let s = sys.clone();
-            P::spawn(move || s.flush_memcg_stats_dwork())
-        });
+        let periodic = self
+            .cfg
+            .periodic
+            .then(|| spawn(Box::new(|s| s.flush_memcg_stats_dwork())));
         for h in updaters {
             h.join();
         }

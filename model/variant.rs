@@ -10,7 +10,7 @@
 //! which property must kill it and on which backends, and the test suite
 //! checks that claim.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
 
 use crate::property::Property;
@@ -77,7 +77,7 @@ impl FlushLockPolicy {
 }
 
 /// Whether a variant is real kernel code or a deliberate bug.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Kernel code: must hold every property on every backend.
@@ -101,10 +101,10 @@ pub struct Variant {
     pub bump: BumpPolicy,
     /// Flusher exclusion.
     pub flush_lock: FlushLockPolicy,
-    /// For mutants: the property that must kill it, and the backends on which
-    /// it must (others may or may not).
+    /// For mutants: each property that must kill it, with the backends on
+    /// which it must (other cells may go either way).
     #[serde(skip)]
-    pub killed_by: Option<(Property, &'static [&'static str])>,
+    pub killed_by: &'static [(Property, &'static [&'static str])],
 }
 
 const SHUTTLE: &[&str] = &["shuttle-random", "shuttle-pct"];
@@ -118,7 +118,7 @@ impl Variant {
         skip: SkipPolicy::Never,
         bump: BumpPolicy::AtomicAdd,
         flush_lock: FlushLockPolicy::Trylock,
-        killed_by: None,
+        killed_by: &[],
     };
 
     /// v6.0: 873f64b791a2 skips the add once the threshold is above the trigger.
@@ -140,7 +140,7 @@ impl Variant {
                 kind: Kind::Mutant,
                 summary: "v6.0 with the skip test off by one: skip when threshold >= num_online_cpus()",
                 skip: SkipPolicy::AtOrAboveTrigger,
-                killed_by: Some((Property::NoLostFlush, &["loom", "shuttle-random", "shuttle-pct"])),
+                killed_by: &[(Property::NoLostFlush, SHUTTLE)],
                 ..Variant::V6_0
             },
             Variant {
@@ -148,7 +148,7 @@ impl Variant {
                 kind: Kind::Mutant,
                 summary: "v6.0 bumping the threshold with a separate load and store",
                 bump: BumpPolicy::LoadThenStore,
-                killed_by: Some((Property::NoLostFlush, SHUTTLE)),
+                killed_by: &[(Property::NoLostFlush, SHUTTLE)],
                 ..Variant::V6_0
             },
             Variant {
@@ -156,7 +156,11 @@ impl Variant {
                 kind: Kind::Mutant,
                 summary: "v6.0 with a flusher that does not take stats_flush_lock",
                 flush_lock: FlushLockPolicy::None,
-                killed_by: Some((Property::FlushExclusion, &["loom", "shuttle-random", "shuttle-pct"])),
+                killed_by: &[
+                    (Property::FlushExclusion, &["loom", "shuttle-random", "shuttle-pct"]),
+                    (Property::Conservation, SHUTTLE),
+                    (Property::MonotonicReads, SHUTTLE),
+                ],
                 ..Variant::V6_0
             },
             Variant {
@@ -164,10 +168,15 @@ impl Variant {
                 kind: Kind::Mutant,
                 summary: "v6.0 with stats_flush_lock acquired Relaxed (only loom can see this)",
                 flush_lock: FlushLockPolicy::RelaxedTrylock,
-                killed_by: Some((Property::FlushExclusion, &["loom"])),
+                killed_by: &[(Property::FlushExclusion, &["loom"])],
                 ..Variant::V6_0
             },
         ]
+    }
+
+    /// Whether `self` runs the same code as `other` (same policies).
+    pub fn same_policies(&self, other: &Variant) -> bool {
+        (self.skip, self.bump, self.flush_lock) == (other.skip, other.bump, other.flush_lock)
     }
 
     /// Look a variant up by name; the error lists the names allowed.

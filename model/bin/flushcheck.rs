@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use memcg_flush_model::check::{matrix_ok, run_matrix, Cell, Expect, Plan};
+use memcg_flush_model::check::{matrix_ok, run_matrix, Cell, CellSpec, Executor, Expect, Plan};
 use memcg_flush_model::platform::{quiet_panics, Backend};
 use memcg_flush_model::{Config, Property, Variant, Verdict};
 
@@ -16,6 +16,8 @@ use memcg_flush_model::{Config, Property, Variant, Verdict};
 #[derive(Parser, Debug)]
 #[command(name = "flushcheck", version)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// num_online_cpus(): updater threads.
     #[arg(long, default_value_t = Config::default().cpus)]
     cpus: usize,
@@ -49,9 +51,9 @@ struct Cli {
     /// Only these backends: loom, shuttle-random, shuttle-pct, std.
     #[arg(long, value_delimiter = ',')]
     backend: Vec<String>,
-    /// loom preemption bound (default: unbounded, i.e. exhaustive).
-    #[arg(long)]
-    loom_preemptions: Option<usize>,
+    /// loom preemption bound: a number, or "unbounded" for an exhaustive search.
+    #[arg(long, default_value = "2", value_parser = parse_bound)]
+    loom_preemptions: Bound,
     /// Schedules per shuttle search.
     #[arg(long, default_value_t = 20_000)]
     shuttle_iterations: usize,
@@ -73,6 +75,32 @@ struct Cli {
     /// Print the matrix as JSON (one object per cell) instead of a table.
     #[arg(long)]
     json: bool,
+    /// Run cells on threads of this process instead of worker processes.
+    #[arg(long)]
+    in_process: bool,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Internal: run one cell given as JSON and print the result as JSON.
+    #[command(name = "__cell", hide = true)]
+    Cell {
+        /// The cell, as JSON.
+        spec: String,
+    },
+}
+
+/// A loom preemption bound; `None` is unbounded.
+#[derive(Clone, Copy, Debug)]
+struct Bound(Option<usize>);
+
+fn parse_bound(s: &str) -> Result<Bound, String> {
+    match s {
+        "unbounded" | "none" => Ok(Bound(None)),
+        _ => s.parse::<usize>().map(|b| Bound(Some(b))).map_err(|_| {
+            format!("{s:?} is not a preemption bound: expected a number or \"unbounded\"")
+        }),
+    }
 }
 
 fn build_plan(cli: &Cli) -> Result<Plan, String> {
@@ -112,7 +140,7 @@ fn build_plan(cli: &Cli) -> Result<Plan, String> {
     }
     plan.backends = vec![
         Backend::Loom {
-            preemption_bound: cli.loom_preemptions,
+            preemption_bound: cli.loom_preemptions.0,
         },
         Backend::ShuttleRandom {
             iterations: cli.shuttle_iterations,
@@ -238,8 +266,29 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
+fn run_cell(spec: &str) -> ExitCode {
+    quiet_panics();
+    let cell = serde_json::from_str::<CellSpec>(spec)
+        .map_err(|e| format!("bad cell spec: {e}"))
+        .and_then(|s| s.run())
+        .and_then(|c| serde_json::to_string(&c).map_err(|e| e.to_string()));
+    match cell {
+        Ok(json) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("flushcheck: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Cell { spec }) = &cli.command {
+        return run_cell(spec);
+    }
     let plan = match build_plan(&cli) {
         Ok(p) => p,
         Err(e) => {
@@ -268,7 +317,11 @@ fn main() -> ExitCode {
             eprintln!("{line}");
         }
     };
-    let cells = run_matrix(&plan, &progress);
+    let executor = match std::env::current_exe() {
+        Ok(exe) if !cli.in_process => Executor::Subprocess(exe),
+        _ => Executor::InProcess,
+    };
+    let cells = run_matrix(&plan, &executor, &progress);
     let elapsed = start.elapsed();
     if cli.json {
         match serde_json::to_string_pretty(&cells) {
