@@ -273,10 +273,10 @@ fn judge(property: Property, outcome: &Outcome) -> (Verdict, Option<String>) {
         Outcome::Finished => (Verdict::Holds, None),
         Outcome::CutShort(why) => (Verdict::Inconclusive, Some(why.clone())),
         Outcome::Failed(msg) => match property::attribute(msg) {
-            Some(p) if p == property => (Verdict::Violated, Some(first_line(msg))),
+            Some(p) if p == property => (Verdict::Violated, Some(property::explain(p, msg))),
             Some(p) => (
                 Verdict::Inconclusive,
-                Some(format!("search stopped by a {} violation: {}", p.name(), first_line(msg))),
+                Some(format!("search stopped by {}", property::explain(p, msg))),
             ),
             None => (
                 Verdict::Inconclusive,

@@ -161,3 +161,18 @@ pub fn attribute(message: &str) -> Option<Property> {
     }
     None
 }
+
+/// A one-line violation message that starts with the property's name.
+pub fn explain(p: Property, message: &str) -> String {
+    let line = message.lines().next().unwrap_or("").trim();
+    if line.starts_with(&format!("{}:", p.name())) {
+        line.to_string()
+    } else if line.contains("Causality violation") {
+        format!(
+            "{}: two flush sections not ordered by happens-before (loom: {line})",
+            p.name()
+        )
+    } else {
+        format!("{}: {line}", p.name())
+    }
+}

@@ -284,8 +284,30 @@ fn run_cell(spec: &str) -> ExitCode {
     }
 }
 
+fn parse_cli() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|e| {
+        use clap::error::ErrorKind;
+        match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => {
+                // clap adds usage and a "try --help" line; keep the one
+                // line that names the bad value.
+                let text = e.to_string();
+                let line = text.lines().next().unwrap_or("bad arguments");
+                eprintln!("flushcheck: {line}");
+                ExitCode::from(2)
+            }
+        }
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse_cli() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     if let Some(Command::Cell { spec }) = &cli.command {
         return run_cell(spec);
     }

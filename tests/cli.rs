@@ -1,0 +1,53 @@
+//! Bad input gets one clear line naming the bad value and what is allowed.
+
+use std::process::Command;
+
+fn error_of(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .args(args)
+        .output()
+        .expect("run flushcheck");
+    assert_eq!(out.status.code(), Some(2), "args {args:?} should be rejected");
+    assert!(out.stdout.is_empty(), "no matrix for bad input");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    err
+}
+
+#[test]
+fn zero_cpus_is_rejected() {
+    assert!(error_of(&["--cpus", "0"]).contains("--cpus 0: need at least 1 CPU"));
+}
+
+#[test]
+fn more_threads_than_loom_supports_is_rejected() {
+    let e = error_of(&["--cpus", "3"]);
+    assert!(e.contains("= 6 threads: loom allows at most 5"), "{e}");
+}
+
+#[test]
+fn more_threads_are_fine_without_loom() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .args(["--cpus", "3", "--backend", "shuttle-pct", "--variant", "v6.0", "--shuttle-iterations", "200"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn unknown_variant_property_and_backend_are_rejected_with_the_allowed_names() {
+    let e = error_of(&["--variant", "v6.1"]);
+    assert!(e.contains("unknown variant \"v6.1\": expected one of v5.19, v6.0"), "{e}");
+    let e = error_of(&["--property", "liveness"]);
+    assert!(e.contains("unknown property \"liveness\": expected one of no_lost_flush"), "{e}");
+    let e = error_of(&["--backend", "genmc"]);
+    assert!(e.contains("unknown backend \"genmc\": expected one of loom"), "{e}");
+}
+
+#[test]
+fn bad_values_are_rejected() {
+    assert!(error_of(&["--batch", "0"]).contains("--batch 0"));
+    assert!(error_of(&["--val", "0"]).contains("--val 0"));
+    assert!(error_of(&["--budget", "0"]).contains("--budget 0"));
+    assert!(error_of(&["--loom-preemptions", "two"]).contains("\"two\" is not a preemption bound"));
+}
