@@ -144,6 +144,14 @@ pub fn spin_trylock<P: Platform>(lock: &SpinLock<P>, acquire: Ordering) -> bool 
         .is_ok()
 }
 
+/// `spin_lock(lock)`: spin on [`spin_trylock`] with ACQUIRE until it wins,
+/// yielding between attempts so that loom and shuttle schedule the holder.
+pub fn spin_lock<P: Platform>(lock: &SpinLock<P>) {
+    while !spin_trylock(lock, Ordering::Acquire) {
+        P::yield_now();
+    }
+}
+
 /// `spin_unlock(lock)`: a RELEASE store.
 pub fn spin_unlock<P: Platform>(lock: &SpinLock<P>) {
     store_against_rmw::<P>(&lock.0, 0, Ordering::Release);

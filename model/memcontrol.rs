@@ -21,12 +21,12 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::ghost::{Coverage, Event, Ghost};
 use crate::kernel::{
-    atomic_add, atomic_read, atomic_set, read_once, spin_trylock, spin_unlock, this_cpu_add,
+    atomic_add, atomic_read, atomic_set, read_once, spin_lock, spin_trylock, spin_unlock, this_cpu_add,
     this_cpu_add_return, this_cpu_write, write_once, Atomic, CpuLocal, Locked, SpinLock,
 };
 use crate::platform::Platform;
 use crate::property::{self, Property};
-use crate::variant::{BumpPolicy, SkipPolicy, Variant};
+use crate::variant::{BumpPolicy, RstatLockPolicy, SkipPolicy, Variant};
 
 /// Statistic items per memcg.
 ///
@@ -34,6 +34,12 @@ use crate::variant::{BumpPolicy, SkipPolicy, Variant};
 /// per-node lruvec items, all flushed by the same loop; one item exercises
 /// every step of that loop.
 pub const MEMCG_NR_STAT: usize = 1;
+
+/// `FLUSH_TIME` in model ticks.
+///
+/// NOTE(kernel): `2UL*HZ` in the kernel. Time is abstracted: `jiffies_64`
+/// stays 0, so `flush_next_time` is always written with `2 * FLUSH_TIME`.
+pub const FLUSH_TIME: i64 = 2;
 
 /// The index of `root_mem_cgroup` in [`MemcgSystem::memcgs`].
 pub const ROOT_MEM_CGROUP: usize = 0;
@@ -98,6 +104,17 @@ pub struct MemcgSystem<P: Platform> {
     pub stats_flush_threshold: Atomic<P>,
     /// `stats_flush_lock`.
     pub stats_flush_lock: SpinLock<P>,
+    /// `flush_next_time`: a plain `u64` written by flushers under
+    /// `stats_flush_lock`.
+    ///
+    /// NOTE(kernel): its lockless reader, `mem_cgroup_flush_stats_delayed()`
+    /// on the refault path, is not modelled, so the field is only written.
+    /// It is kept because it is the one piece of plain data that only
+    /// `stats_flush_lock` orders: two flushers not ordered by that lock are
+    /// a write-write race on it, which loom reports.
+    pub flush_next_time: Locked<P>,
+    /// `cgroup_rstat_lock` (kernel/cgroup/rstat.c).
+    pub cgroup_rstat_lock: SpinLock<P>,
     /// Ghost state of this execution.
     pub ghost: Ghost,
     /// Coverage counters shared by all executions of the exploration.
@@ -115,6 +132,8 @@ impl<P: Platform> MemcgSystem<P> {
             stats_updates: (0..cpus).map(|_| CpuLocal::new(0)).collect(),
             stats_flush_threshold: Atomic::new(0),
             stats_flush_lock: SpinLock::new(),
+            flush_next_time: Locked::new(0),
+            cgroup_rstat_lock: SpinLock::new(),
             ghost: Ghost::new::<P>(),
             coverage,
             armed,
@@ -126,6 +145,10 @@ impl<P: Platform> MemcgSystem<P> {
     /// `num_online_cpus()`.
     ///
     /// NOTE(kernel): CPU hotplug is not modelled; the value is constant.
+    /// Reader and flusher threads run on CPUs that this count leaves out; in
+    /// the kernel they would share CPUs with updaters but could not run
+    /// inside an updater's interrupts-off `__mod_memcg_state()`. The model
+    /// allows those extra interleavings (an over-approximation).
     pub fn num_online_cpus(&self) -> i64 {
         self.cfg.cpus as i64
     }
@@ -234,11 +257,8 @@ impl<P: Platform> MemcgSystem<P> {
     }
 
     /// `__mem_cgroup_flush_stats()`: take the trylock (losers return at
-    /// once), flush everything, reset the threshold. Returns whether this
-    /// call flushed.
-    ///
-    /// NOTE(kernel): `flush_next_time` is not modelled; only the ratelimited
-    /// refault path (`mem_cgroup_flush_stats_delayed()`) reads it.
+    /// once), note the next flush time, flush everything, reset the
+    /// threshold. Returns whether this call flushed.
     pub fn __mem_cgroup_flush_stats(&self) -> bool {
         let locked = match self.variant.flush_lock.acquire() {
             Some(order) => {
@@ -257,6 +277,7 @@ impl<P: Platform> MemcgSystem<P> {
         if self.armed(Property::FlushExclusion) {
             property::flush_exclusion(inside);
         }
+        self.flush_next_time.set(2 * FLUSH_TIME);
         self.cgroup_rstat_flush_irqsafe(ROOT_MEM_CGROUP);
         self.ghost.step(|| {
             atomic_set(&self.stats_flush_threshold, 0);
@@ -273,22 +294,31 @@ impl<P: Platform> MemcgSystem<P> {
         true
     }
 
-    /// `cgroup_rstat_flush_irqsafe(root)`: for each CPU, flush every memcg
-    /// below `root`, children before parents.
+    /// `cgroup_rstat_flush_irqsafe(root)`: under `cgroup_rstat_lock`, for
+    /// each CPU, flush every memcg below `root`, children before parents.
     ///
-    /// NOTE(kernel): `cgroup_rstat_lock` is not modelled. In v5.15-v6.3
-    /// every memcg flusher holds `stats_flush_lock` around this call, so the
-    /// rstat lock adds no exclusion between memcg flushers; modelling only
-    /// one lock lets the flush_exclusion mutants show what that lock does.
-    /// The per-CPU `cgroup_rstat_cpu_lock` only guards the updated tree,
-    /// which is not modelled either.
+    /// `cgroup_rstat_lock`, not `stats_flush_lock`, is what protects the
+    /// flusher's plain fields in the kernel: other rstat flushers (a
+    /// `cpu.stat` read, `cgroup_rstat_exit()`) run the memcg callback holding
+    /// only it.
+    ///
+    /// NOTE(kernel): the per-CPU `cgroup_rstat_cpu_lock` only guards the
+    /// updated tree, which is not modelled. Flushers outside memcg are not
+    /// modelled either.
     pub fn cgroup_rstat_flush_irqsafe(&self, root: usize) {
+        let locked = self.variant.rstat_lock == RstatLockPolicy::Taken;
+        if locked {
+            spin_lock(&self.cgroup_rstat_lock);
+        }
         for cpu in 0..self.cfg.cpus {
             for memcg in (root..self.memcgs.len()).rev() {
                 self.mem_cgroup_css_rstat_flush(memcg, cpu);
             }
             // The ghost cursor moves once this CPU's counters have been read.
             self.ghost.flush_cursor.store(cpu as i64, SEQ);
+        }
+        if locked {
+            spin_unlock(&self.cgroup_rstat_lock);
         }
     }
 
@@ -334,9 +364,9 @@ impl<P: Platform> MemcgSystem<P> {
     /// `memcg_page_state(memcg, idx)`: a lockless `READ_ONCE` of the
     /// aggregate.
     ///
-    /// NOTE(kernel): the kernel clamps negative values to 0 under
-    /// CONFIG_SMP; the model returns the raw value so that conservation can
-    /// see negative updates.
+    /// NOTE(kernel): v5.19 returns the raw value (96e51ccf1af3 removed the
+    /// clamp in v5.15); later kernels clamp negative values to 0 under
+    /// CONFIG_SMP. The model returns the raw value for both versions.
     pub fn memcg_page_state(&self, memcg: usize, idx: usize) -> i64 {
         let v = read_once(&self.memcgs[memcg].vmstats.state[idx]);
         if Ghost::get(&self.ghost.flushers_inside) > 0 {

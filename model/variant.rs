@@ -76,6 +76,16 @@ impl FlushLockPolicy {
     }
 }
 
+/// Whether `cgroup_rstat_flush_irqsafe()` takes `cgroup_rstat_lock`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RstatLockPolicy {
+    /// `spin_lock_irqsave(&cgroup_rstat_lock)` around the flush walk.
+    Taken,
+    /// Mutant: the walk runs unlocked.
+    None,
+}
+
 /// Whether a variant is real kernel code or a deliberate bug.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -99,8 +109,10 @@ pub struct Variant {
     pub skip: SkipPolicy,
     /// How the threshold is bumped.
     pub bump: BumpPolicy,
-    /// Flusher exclusion.
+    /// Flusher exclusion (`stats_flush_lock`).
     pub flush_lock: FlushLockPolicy,
+    /// Whether the rstat walk takes `cgroup_rstat_lock`.
+    pub rstat_lock: RstatLockPolicy,
     /// For mutants: each property that must kill it, with the backends on
     /// which it must (other cells may go either way).
     #[serde(skip)]
@@ -108,6 +120,7 @@ pub struct Variant {
 }
 
 const SHUTTLE: &[&str] = &["shuttle-random", "shuttle-pct"];
+const LOOM_AND_SHUTTLE: &[&str] = &["loom", "shuttle-random", "shuttle-pct"];
 
 impl Variant {
     /// v5.19: the code before 873f64b791a2.
@@ -118,6 +131,7 @@ impl Variant {
         skip: SkipPolicy::Never,
         bump: BumpPolicy::AtomicAdd,
         flush_lock: FlushLockPolicy::Trylock,
+        rstat_lock: RstatLockPolicy::Taken,
         killed_by: &[],
     };
 
@@ -154,13 +168,9 @@ impl Variant {
             Variant {
                 name: "mutant-no-trylock",
                 kind: Kind::Mutant,
-                summary: "v6.0 with a flusher that does not take stats_flush_lock",
+                summary: "v6.0 with a flusher that does not take stats_flush_lock (cgroup_rstat_lock still serialises the walk)",
                 flush_lock: FlushLockPolicy::None,
-                killed_by: &[
-                    (Property::FlushExclusion, &["loom", "shuttle-random", "shuttle-pct"]),
-                    (Property::Conservation, SHUTTLE),
-                    (Property::MonotonicReads, SHUTTLE),
-                ],
+                killed_by: &[(Property::FlushExclusion, LOOM_AND_SHUTTLE)],
                 ..Variant::V6_0
             },
             Variant {
@@ -171,12 +181,26 @@ impl Variant {
                 killed_by: &[(Property::FlushExclusion, &["loom"])],
                 ..Variant::V6_0
             },
+            Variant {
+                name: "mutant-no-locks",
+                kind: Kind::Mutant,
+                summary: "v6.0 with a flusher that takes neither stats_flush_lock nor cgroup_rstat_lock",
+                flush_lock: FlushLockPolicy::None,
+                rstat_lock: RstatLockPolicy::None,
+                killed_by: &[
+                    (Property::FlushExclusion, LOOM_AND_SHUTTLE),
+                    (Property::Conservation, SHUTTLE),
+                    (Property::MonotonicReads, SHUTTLE),
+                ],
+                ..Variant::V6_0
+            },
         ]
     }
 
     /// Whether `self` runs the same code as `other` (same policies).
     pub fn same_policies(&self, other: &Variant) -> bool {
-        (self.skip, self.bump, self.flush_lock) == (other.skip, other.bump, other.flush_lock)
+        (self.skip, self.bump, self.flush_lock, self.rstat_lock)
+            == (other.skip, other.bump, other.flush_lock, other.rstat_lock)
     }
 
     /// Look a variant up by name; the error lists the names allowed.

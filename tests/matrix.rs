@@ -38,7 +38,7 @@ fn default_matrix_passes_with_kernel_holds_and_mutant_kills() {
     let (code, out, err) = flushcheck(&["--json"]);
     assert_eq!(code, 0, "flushcheck failed:\n{out}\n{err}");
     let cells = cells(&out);
-    assert_eq!(cells.len(), 6 * 4 * 4, "6 variants x 4 properties x 4 backends");
+    assert_eq!(cells.len(), 7 * 4 * 4, "7 variants x 4 properties x 4 backends");
     for c in &cells {
         for field in ["variant", "property", "backend", "verdict", "executions", "seconds"] {
             assert!(!c[field].is_null(), "missing {field} in {c}");
@@ -58,8 +58,11 @@ fn default_matrix_passes_with_kernel_holds_and_mutant_kills() {
         ("mutant-no-trylock", "flush_exclusion", "loom"),
         ("mutant-no-trylock", "flush_exclusion", "shuttle-random"),
         ("mutant-no-trylock", "flush_exclusion", "shuttle-pct"),
-        ("mutant-no-trylock", "conservation", "shuttle-random"),
-        ("mutant-no-trylock", "monotonic_reads", "shuttle-pct"),
+        ("mutant-no-locks", "conservation", "shuttle-random"),
+        ("mutant-no-locks", "conservation", "shuttle-pct"),
+        ("mutant-no-locks", "monotonic_reads", "shuttle-random"),
+        ("mutant-no-locks", "monotonic_reads", "shuttle-pct"),
+        ("mutant-no-locks", "flush_exclusion", "loom"),
         ("mutant-relaxed-trylock", "flush_exclusion", "loom"),
     ];
     for (v, p, b) in kills {
@@ -88,7 +91,7 @@ fn json_agrees_with_table() {
     let (code_j, json, _) = flushcheck(&json_args);
     assert_eq!(code_t, code_j);
     let cells = cells(&json);
-    assert_eq!(cells.len(), 6 * 4 * 2);
+    assert_eq!(cells.len(), 7 * 4 * 2);
     for c in &cells {
         let row = table
             .lines()
