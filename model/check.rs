@@ -241,7 +241,8 @@ pub fn check_cell(
         verdict = d.verdict;
         note = d.note;
     } else if differential && verdict == Verdict::Holds {
-        search = format!("{search}; differential: this variant's outcomes are v5.19's by construction");
+        search =
+            format!("{search}; differential: this variant's outcomes are v5.19's by construction");
     }
     let expect = expectation(variant, property, backend);
     let ok = match expect {
@@ -280,7 +281,10 @@ fn judge(property: Property, outcome: &Outcome) -> (Verdict, Option<String>) {
             ),
             None => (
                 Verdict::Inconclusive,
-                Some(format!("search stopped by an unattributed panic: {}", first_line(msg))),
+                Some(format!(
+                    "search stopped by an unattributed panic: {}",
+                    first_line(msg)
+                )),
             ),
         },
     }
@@ -336,7 +340,13 @@ fn differential_verdict(
     let mut base = loom_baseline(cfg, bound, budget);
     d.executions += base.exploration.executions;
     d.seconds += base.exploration.elapsed.as_secs_f64();
-    d.search = format!("differential against v5.19, {}", Backend::Loom { preemption_bound: bound }.search());
+    d.search = format!(
+        "differential against v5.19, {}",
+        Backend::Loom {
+            preemption_bound: bound
+        }
+        .search()
+    );
     if let Err(why) = base.usable() {
         d.verdict = Verdict::Inconclusive;
         d.note = Some(why);
@@ -346,7 +356,9 @@ fn differential_verdict(
         return d;
     }
     if bound.is_some() {
-        let rest = budget.saturating_sub(Duration::from_secs_f64(d.seconds)).max(Duration::from_secs(1));
+        let rest = budget
+            .saturating_sub(Duration::from_secs_f64(d.seconds))
+            .max(Duration::from_secs(1));
         base = loom_baseline(cfg, None, rest);
         d.executions += base.exploration.executions;
         d.seconds += base.exploration.elapsed.as_secs_f64();
@@ -480,7 +492,12 @@ pub fn run_matrix(
         }
     }
     // Slow cells first, so the pool drains evenly.
-    work.sort_by_key(|(_, _, _, _, p, b)| (!matches!(b, Backend::Loom { .. }), *p != Property::NoLostFlush));
+    work.sort_by_key(|(_, _, _, _, p, b)| {
+        (
+            !matches!(b, Backend::Loom { .. }),
+            *p != Property::NoLostFlush,
+        )
+    });
     let total = work.len();
     let queue = Mutex::new(work.into_iter());
     let (tx, rx) = mpsc::channel();
@@ -491,7 +508,9 @@ pub fn run_matrix(
             let queue = &queue;
             s.spawn(move || loop {
                 let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-                let Some((vi, pi, bi, v, p, b)) = next else { break };
+                let Some((vi, pi, bi, v, p, b)) = next else {
+                    break;
+                };
                 let spec = CellSpec {
                     cfg: plan.cfg.clone(),
                     variant: v.name.to_string(),

@@ -87,7 +87,10 @@ impl Coverage {
 
     /// All counts, by event name.
     pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
-        Event::ALL.iter().map(|e| (e.name(), self.count(*e))).collect()
+        Event::ALL
+            .iter()
+            .map(|e| (e.name(), self.count(*e)))
+            .collect()
     }
 }
 

@@ -21,8 +21,9 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::ghost::{Coverage, Event, Ghost};
 use crate::kernel::{
-    atomic_add, atomic_read, atomic_set, read_once, spin_lock, spin_trylock, spin_unlock, this_cpu_add,
-    this_cpu_add_return, this_cpu_write, write_once, Atomic, CpuLocal, Locked, SpinLock,
+    atomic_add, atomic_read, atomic_set, read_once, spin_lock, spin_trylock, spin_unlock,
+    this_cpu_add, this_cpu_add_return, this_cpu_write, write_once, Atomic, CpuLocal, Locked,
+    SpinLock,
 };
 use crate::platform::Platform;
 use crate::property::{self, Property};
@@ -125,7 +126,12 @@ pub struct MemcgSystem<P: Platform> {
 
 impl<P: Platform> MemcgSystem<P> {
     /// A system with only `root_mem_cgroup`, everything zero.
-    pub fn new(cfg: Config, variant: Variant, armed: Option<Property>, coverage: Arc<Coverage>) -> Self {
+    pub fn new(
+        cfg: Config,
+        variant: Variant,
+        armed: Option<Property>,
+        coverage: Arc<Coverage>,
+    ) -> Self {
         let cpus = cfg.cpus;
         MemcgSystem {
             memcgs: vec![MemCgroup::new(None, cpus)],
@@ -243,7 +249,9 @@ impl<P: Platform> MemcgSystem<P> {
             if baseline != t {
                 self.coverage.hit(Event::ReaderSawSkippedUnits);
             }
-            if self.armed(Property::NoLostFlush) && P::BACKEND_KIND != crate::platform::BackendKind::Loom {
+            if self.armed(Property::NoLostFlush)
+                && P::BACKEND_KIND != crate::platform::BackendKind::Loom
+            {
                 property::no_lost_flush(t, baseline, n);
             }
             t

@@ -361,7 +361,9 @@ impl Backend {
                 iterations,
                 depth,
                 seed,
-            } => format!("shuttle PCT depth {depth}, {iterations} schedules, seed {seed} (sampled)"),
+            } => {
+                format!("shuttle PCT depth {depth}, {iterations} schedules, seed {seed} (sampled)")
+            }
             Backend::Std { iterations } => format!("std threads, {iterations} runs (sampled)"),
         }
     }
@@ -425,7 +427,9 @@ pub fn explore<S: Scenario>(backend: &Backend, budget: Duration, scenario: Arc<S
             builder.preemption_bound = preemption_bound;
             builder.max_branches = 100_000;
             builder.check(move || {
-                if counter.fetch_add(1, Ordering::Relaxed) % 64 == 0 && Instant::now() > deadline {
+                if counter.fetch_add(1, Ordering::Relaxed).is_multiple_of(64)
+                    && Instant::now() > deadline
+                {
                     panic!("{BUDGET_PANIC}");
                 }
                 scenario.run::<Loom>();
@@ -527,6 +531,10 @@ pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
 pub fn quiet_panics() {
     let mut config = shuttle::Config::new();
     config.silence_warnings = true;
-    shuttle::Runner::new(shuttle::scheduler::RandomScheduler::new_from_seed(0, 1), config).run(|| {});
+    shuttle::Runner::new(
+        shuttle::scheduler::RandomScheduler::new_from_seed(0, 1),
+        config,
+    )
+    .run(|| {});
     panic::set_hook(Box::new(|_| {}));
 }

@@ -49,7 +49,10 @@ impl Property {
             .find(|p| p.name() == name)
             .ok_or_else(|| {
                 let names: Vec<&str> = Property::ALL.iter().map(|p| p.name()).collect();
-                format!("unknown property {name:?}: expected one of {}", names.join(", "))
+                format!(
+                    "unknown property {name:?}: expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 
@@ -129,7 +132,9 @@ pub fn conservation(aggregate: i64, expected: i64) {
 /// (`memcg_page_state()`); only the flusher writes it, adding deltas.
 pub fn monotonic_reads(reader: usize, previous: i64, now: i64) {
     if now < previous {
-        panic!("monotonic_reads: reader {reader} read memcg->vmstats.state = {previous}, then {now}");
+        panic!(
+            "monotonic_reads: reader {reader} read memcg->vmstats.state = {previous}, then {now}"
+        );
     }
 }
 

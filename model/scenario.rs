@@ -61,29 +61,16 @@ impl Scenario for FlushScenario {
             self.coverage.clone(),
         ));
         let gate = Arc::new(StartGate::new::<P>(self.cfg.threads() - 1));
-        let spawn = |f: Box<dyn FnOnce(&MemcgSystem<P>) + Send>| {
-            let (s, g) = (sys.clone(), gate.clone());
-            P::spawn(move || {
-                g.wait();
-                f(&s)
-            })
-        };
         let updaters: Vec<_> = (0..self.cfg.cpus)
-            .map(|cpu| spawn(Box::new(move |s| s.updater(cpu))))
+            .map(|cpu| spawn(&sys, &gate, move |s| s.updater(cpu)))
             .collect();
         let readers: Vec<_> = (0..self.cfg.readers)
-            .map(|r| {
-                let (s, g) = (sys.clone(), gate.clone());
-                P::spawn(move || {
-                    g.wait();
-                    s.reader(r)
-                })
-            })
+            .map(|r| spawn(&sys, &gate, move |s| s.reader(r)))
             .collect();
         let periodic = self
             .cfg
             .periodic
-            .then(|| spawn(Box::new(|s| s.flush_memcg_stats_dwork())));
+            .then(|| spawn(&sys, &gate, |s| s.flush_memcg_stats_dwork()));
         for h in updaters {
             h.join();
         }
@@ -93,7 +80,9 @@ impl Scenario for FlushScenario {
         let mut observation: Observation = Vec::new();
         for (r, h) in readers.into_iter().enumerate() {
             let seen = h.join();
-            if let (Some(&(_, last)), true) = (seen.last(), self.armed == Some(Property::MonotonicReads)) {
+            if let (Some(&(_, last)), true) =
+                (seen.last(), self.armed == Some(Property::MonotonicReads))
+            {
                 // The quiescent read below happens after this reader's last
                 // read (join), so it must not be lower either.
                 let now = sys.memcg_page_state(ROOT_MEM_CGROUP, 0);
@@ -114,7 +103,22 @@ impl Scenario for FlushScenario {
             property::conservation(sys.memcg_page_state(ROOT_MEM_CGROUP, 0), self.cfg.total());
         }
         if let Some(m) = &self.observations {
-            m.lock().unwrap_or_else(|e| e.into_inner()).insert(observation);
+            m.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(observation);
         }
     }
+}
+
+/// Spawn a model thread that waits at the start gate, then runs `f`.
+fn spawn<P: Platform, T: Send + 'static>(
+    sys: &Arc<MemcgSystem<P>>,
+    gate: &Arc<StartGate>,
+    f: impl FnOnce(&MemcgSystem<P>) -> T + Send + 'static,
+) -> P::JoinHandle<T> {
+    let (s, g) = (sys.clone(), gate.clone());
+    P::spawn(move || {
+        g.wait();
+        f(&s)
+    })
 }

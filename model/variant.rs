@@ -210,7 +210,10 @@ impl Variant {
             .find(|v| v.name == name)
             .ok_or_else(|| {
                 let names: Vec<&str> = Variant::all().iter().map(|v| v.name).collect();
-                format!("unknown variant {name:?}: expected one of {}", names.join(", "))
+                format!(
+                    "unknown variant {name:?}: expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 }

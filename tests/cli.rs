@@ -7,7 +7,11 @@ fn error_of(args: &[&str]) -> String {
         .args(args)
         .output()
         .expect("run flushcheck");
-    assert_eq!(out.status.code(), Some(2), "args {args:?} should be rejected");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "args {args:?} should be rejected"
+    );
     assert!(out.stdout.is_empty(), "no matrix for bad input");
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
@@ -28,20 +32,43 @@ fn more_threads_than_loom_supports_is_rejected() {
 #[test]
 fn more_threads_are_fine_without_loom() {
     let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(["--cpus", "3", "--backend", "shuttle-pct", "--variant", "v6.0", "--shuttle-iterations", "200"])
+        .args([
+            "--cpus",
+            "3",
+            "--backend",
+            "shuttle-pct",
+            "--variant",
+            "v6.0",
+            "--shuttle-iterations",
+            "200",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
 fn unknown_variant_property_and_backend_are_rejected_with_the_allowed_names() {
     let e = error_of(&["--variant", "v6.1"]);
-    assert!(e.contains("unknown variant \"v6.1\": expected one of v5.19, v6.0"), "{e}");
+    assert!(
+        e.contains("unknown variant \"v6.1\": expected one of v5.19, v6.0"),
+        "{e}"
+    );
     let e = error_of(&["--property", "liveness"]);
-    assert!(e.contains("unknown property \"liveness\": expected one of no_lost_flush"), "{e}");
+    assert!(
+        e.contains("unknown property \"liveness\": expected one of no_lost_flush"),
+        "{e}"
+    );
     let e = error_of(&["--backend", "genmc"]);
-    assert!(e.contains("unknown backend \"genmc\": expected one of loom"), "{e}");
+    assert!(
+        e.contains("unknown backend \"genmc\": expected one of loom"),
+        "{e}"
+    );
 }
 
 #[test]

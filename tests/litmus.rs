@@ -10,7 +10,9 @@ use std::collections::BTreeSet;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 
-use memcg_flush_model::kernel::{atomic_add, atomic_read, atomic_set, spin_trylock, spin_unlock, Atomic, SpinLock};
+use memcg_flush_model::kernel::{
+    atomic_add, atomic_read, atomic_set, spin_trylock, spin_unlock, Atomic, Locked, SpinLock,
+};
 use memcg_flush_model::platform::Loom;
 
 /// Final values of `x` (starting at 5) after `fetch_add(1)` races `reset`.
@@ -76,18 +78,18 @@ fn atomic_set_is_never_undone_by_a_racing_atomic_add() {
 fn spin_trylock_acquire_sees_writes_before_spin_unlock() {
     loom::model(|| {
         let lock = Arc::new(SpinLock::<Loom>::new());
-        let data = Arc::new(loom::cell::UnsafeCell::new(0));
+        let data = Arc::new(Locked::<Loom>::new(0));
         let (l2, d2) = (lock.clone(), data.clone());
         let h = loom::thread::spawn(move || {
             if spin_trylock(&l2, std::sync::atomic::Ordering::Acquire) {
-                d2.with_mut(|p| unsafe { *p = 1 });
+                d2.set(1);
                 spin_unlock(&l2);
             }
         });
         if spin_trylock(&lock, std::sync::atomic::Ordering::Acquire) {
             // Would be reported as a causality violation if the lock did
             // not order this read after the other thread's write.
-            let v = data.with(|p| unsafe { *p });
+            let v = data.get();
             assert!(v == 0 || v == 1);
             spin_unlock(&lock);
         }
@@ -101,16 +103,16 @@ fn spin_trylock_acquire_sees_writes_before_spin_unlock() {
 fn relaxed_spin_trylock_is_a_data_race() {
     loom::model(|| {
         let lock = Arc::new(SpinLock::<Loom>::new());
-        let data = Arc::new(loom::cell::UnsafeCell::new(0));
+        let data = Arc::new(Locked::<Loom>::new(0));
         let (l2, d2) = (lock.clone(), data.clone());
         let h = loom::thread::spawn(move || {
             if spin_trylock(&l2, Relaxed) {
-                d2.with_mut(|p| unsafe { *p = 1 });
+                d2.set(1);
                 spin_unlock(&l2);
             }
         });
         if spin_trylock(&lock, Relaxed) {
-            data.with(|p| unsafe { *p });
+            data.get();
             spin_unlock(&lock);
         }
         h.join().unwrap();

@@ -16,7 +16,9 @@ use memcg_flush_model::{Backend, Config, Property, Variant, Verdict};
 const BUDGET: Duration = Duration::from_secs(900);
 
 fn run(cfg: &Config, variant: &Variant, property: Property, bound: Option<usize>) -> Cell {
-    let backend = Backend::Loom { preemption_bound: bound };
+    let backend = Backend::Loom {
+        preemption_bound: bound,
+    };
     check_cell(cfg, variant, property, &backend, BUDGET)
 }
 
@@ -26,7 +28,10 @@ fn assert_kernel_holds(cfg: &Config, bound: Option<usize>) {
             let c = run(cfg, &v, p, bound);
             assert_eq!(c.verdict, Verdict::Holds, "{cfg}: {c:?}");
             assert_eq!(c.exhaustive, bound.is_none(), "{c:?}");
-            eprintln!("{cfg} {} {} {:?}: {} executions, {:.1} s, coverage {}", v.name, p, bound, c.executions, c.seconds, c.coverage);
+            eprintln!(
+                "{cfg} {} {} {:?}: {} executions, {:.1} s, coverage {}",
+                v.name, p, bound, c.executions, c.seconds, c.coverage
+            );
         }
     }
 }
@@ -34,7 +39,10 @@ fn assert_kernel_holds(cfg: &Config, bound: Option<usize>) {
 /// No periodic flusher: 2 CPUs and a reader, every interleaving.
 #[test]
 fn kernel_variants_hold_exhaustively_without_periodic_flusher() {
-    let cfg = Config { periodic: false, ..Config::default() };
+    let cfg = Config {
+        periodic: false,
+        ..Config::default()
+    };
     assert_kernel_holds(&cfg, None);
 }
 
@@ -75,12 +83,25 @@ fn kernel_variants_hold_on_default_config_at_three_preemptions() {
 #[test]
 fn threshold_mutants_are_killed_exhaustively() {
     let configs = [
-        Config { periodic: false, ..Config::default() },
-        Config { cpus: 3, vals: vec![2, 2, 3], periodic: false, ..Config::default() },
+        Config {
+            periodic: false,
+            ..Config::default()
+        },
+        Config {
+            cpus: 3,
+            vals: vec![2, 2, 3],
+            periodic: false,
+            ..Config::default()
+        },
     ];
     for cfg in &configs {
         for m in ["mutant-skip-off-by-one", "mutant-load-store-bump"] {
-            let c = run(cfg, &Variant::by_name(m).unwrap(), Property::NoLostFlush, None);
+            let c = run(
+                cfg,
+                &Variant::by_name(m).unwrap(),
+                Property::NoLostFlush,
+                None,
+            );
             assert_eq!(c.verdict, Verdict::Violated, "{cfg}: {c:?}");
             assert!(c.note.as_deref().unwrap().starts_with("no_lost_flush:"));
         }

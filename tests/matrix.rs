@@ -38,9 +38,20 @@ fn default_matrix_passes_with_kernel_holds_and_mutant_kills() {
     let (code, out, err) = flushcheck(&["--json"]);
     assert_eq!(code, 0, "flushcheck failed:\n{out}\n{err}");
     let cells = cells(&out);
-    assert_eq!(cells.len(), 7 * 4 * 4, "7 variants x 4 properties x 4 backends");
+    assert_eq!(
+        cells.len(),
+        7 * 4 * 4,
+        "7 variants x 4 properties x 4 backends"
+    );
     for c in &cells {
-        for field in ["variant", "property", "backend", "verdict", "executions", "seconds"] {
+        for field in [
+            "variant",
+            "property",
+            "backend",
+            "verdict",
+            "executions",
+            "seconds",
+        ] {
             assert!(!c[field].is_null(), "missing {field} in {c}");
         }
     }
@@ -68,23 +79,50 @@ fn default_matrix_passes_with_kernel_holds_and_mutant_kills() {
     for (v, p, b) in kills {
         let c = find(&cells, v, p, b);
         assert_eq!(c["verdict"], "violated", "{c}");
-        assert!(c["note"].as_str().unwrap().starts_with(&format!("{p}:")), "{c}");
+        assert!(
+            c["note"].as_str().unwrap().starts_with(&format!("{p}:")),
+            "{c}"
+        );
     }
     // Shuttle is sequentially consistent: it cannot see the Relaxed trylock.
-    assert_eq!(find(&cells, "mutant-relaxed-trylock", "flush_exclusion", "shuttle-random")["verdict"], "holds");
+    assert_eq!(
+        find(
+            &cells,
+            "mutant-relaxed-trylock",
+            "flush_exclusion",
+            "shuttle-random"
+        )["verdict"],
+        "holds"
+    );
     // Coverage: the racy interleaving of each property happened for v6.0 on loom.
-    for p in ["no_lost_flush", "conservation", "monotonic_reads", "flush_exclusion"] {
+    for p in [
+        "no_lost_flush",
+        "conservation",
+        "monotonic_reads",
+        "flush_exclusion",
+    ] {
         let c = find(&cells, "v6.0", p, "loom");
         assert!(c["coverage"].as_u64().unwrap() > 0, "no coverage: {c}");
-        assert_eq!(c["exhaustive"], false, "preemption-bounded search is not exhaustive: {c}");
-        assert!(c["search"].as_str().unwrap().contains("preemption bound 2"), "{c}");
+        assert_eq!(
+            c["exhaustive"], false,
+            "preemption-bounded search is not exhaustive: {c}"
+        );
+        assert!(
+            c["search"].as_str().unwrap().contains("preemption bound 2"),
+            "{c}"
+        );
     }
 }
 
 /// Same seeds, same searches: the table must show what the JSON says.
 #[test]
 fn json_agrees_with_table() {
-    let args = ["--backend", "shuttle-random,shuttle-pct", "--shuttle-iterations", "2000"];
+    let args = [
+        "--backend",
+        "shuttle-random,shuttle-pct",
+        "--shuttle-iterations",
+        "2000",
+    ];
     let (code_t, table, _) = flushcheck(&args);
     let mut json_args = args.to_vec();
     json_args.push("--json");
@@ -129,5 +167,8 @@ fn a_surviving_mutant_makes_the_exit_code_non_zero() {
         "500",
     ]);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("survived: mutant-skip-off-by-one (no_lost_flush on shuttle-random)"), "{out}");
+    assert!(
+        out.contains("survived: mutant-skip-off-by-one (no_lost_flush on shuttle-random)"),
+        "{out}"
+    );
 }

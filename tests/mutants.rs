@@ -18,7 +18,13 @@ fn backend(name: &str) -> Backend {
 
 fn cell_on(cfg: &Config, variant: &str, property: Property, backend_name: &str) -> Cell {
     let v = Variant::by_name(variant).expect("known variant");
-    check_cell(cfg, &v, property, &backend(backend_name), Duration::from_secs(120))
+    check_cell(
+        cfg,
+        &v,
+        property,
+        &backend(backend_name),
+        Duration::from_secs(120),
+    )
 }
 
 fn cell(variant: &str, property: Property, backend_name: &str) -> Cell {
@@ -34,14 +40,20 @@ fn assert_killed(c: &Cell, property: Property) {
 #[test]
 fn off_by_one_skip_is_killed_by_no_lost_flush_on_shuttle() {
     for b in ["shuttle-random", "shuttle-pct"] {
-        assert_killed(&cell("mutant-skip-off-by-one", Property::NoLostFlush, b), Property::NoLostFlush);
+        assert_killed(
+            &cell("mutant-skip-off-by-one", Property::NoLostFlush, b),
+            Property::NoLostFlush,
+        );
     }
 }
 
 #[test]
 fn load_store_bump_is_killed_by_no_lost_flush_on_shuttle() {
     for b in ["shuttle-random", "shuttle-pct"] {
-        assert_killed(&cell("mutant-load-store-bump", Property::NoLostFlush, b), Property::NoLostFlush);
+        assert_killed(
+            &cell("mutant-load-store-bump", Property::NoLostFlush, b),
+            Property::NoLostFlush,
+        );
     }
 }
 
@@ -51,10 +63,17 @@ fn load_store_bump_is_killed_by_no_lost_flush_on_shuttle() {
 #[test]
 fn no_trylock_is_killed_by_flush_exclusion_only_on_shuttle() {
     for b in ["shuttle-random", "shuttle-pct"] {
-        assert_killed(&cell("mutant-no-trylock", Property::FlushExclusion, b), Property::FlushExclusion);
+        assert_killed(
+            &cell("mutant-no-trylock", Property::FlushExclusion, b),
+            Property::FlushExclusion,
+        );
         for p in [Property::Conservation, Property::MonotonicReads] {
             let c = cell("mutant-no-trylock", p, b);
-            assert_eq!(c.verdict, Verdict::Holds, "cgroup_rstat_lock protects the walk: {c:?}");
+            assert_eq!(
+                c.verdict,
+                Verdict::Holds,
+                "cgroup_rstat_lock protects the walk: {c:?}"
+            );
         }
     }
 }
@@ -63,7 +82,11 @@ fn no_trylock_is_killed_by_flush_exclusion_only_on_shuttle() {
 #[test]
 fn no_locks_is_killed_by_conservation_monotonic_reads_and_flush_exclusion_on_shuttle() {
     for b in ["shuttle-random", "shuttle-pct"] {
-        for p in [Property::FlushExclusion, Property::Conservation, Property::MonotonicReads] {
+        for p in [
+            Property::FlushExclusion,
+            Property::Conservation,
+            Property::MonotonicReads,
+        ] {
             assert_killed(&cell("mutant-no-locks", p, b), p);
         }
     }
@@ -71,7 +94,10 @@ fn no_locks_is_killed_by_conservation_monotonic_reads_and_flush_exclusion_on_shu
 
 #[test]
 fn no_trylock_is_killed_by_flush_exclusion_on_loom() {
-    assert_killed(&cell("mutant-no-trylock", Property::FlushExclusion, "loom"), Property::FlushExclusion);
+    assert_killed(
+        &cell("mutant-no-trylock", Property::FlushExclusion, "loom"),
+        Property::FlushExclusion,
+    );
 }
 
 /// A `Relaxed` trylock still excludes (the CAS is atomic), but the next
@@ -81,10 +107,20 @@ fn no_trylock_is_killed_by_flush_exclusion_on_loom() {
 fn relaxed_trylock_is_killed_by_flush_exclusion_only_on_loom() {
     let loom = cell("mutant-relaxed-trylock", Property::FlushExclusion, "loom");
     assert_killed(&loom, Property::FlushExclusion);
-    assert!(loom.note.as_deref().unwrap_or("").contains("happens-before"), "{loom:?}");
+    assert!(
+        loom.note
+            .as_deref()
+            .unwrap_or("")
+            .contains("happens-before"),
+        "{loom:?}"
+    );
     for b in ["shuttle-random", "shuttle-pct"] {
         let c = cell("mutant-relaxed-trylock", Property::FlushExclusion, b);
-        assert_eq!(c.verdict, Verdict::Holds, "shuttle cannot see ordering bugs: {c:?}");
+        assert_eq!(
+            c.verdict,
+            Verdict::Holds,
+            "shuttle cannot see ordering bugs: {c:?}"
+        );
         assert!(c.coverage > 0, "two flushers must have contended: {c:?}");
     }
 }
@@ -99,15 +135,33 @@ fn loom_differential_kills_threshold_mutants_without_periodic_flusher() {
         periodic: false,
         ..Config::default()
     };
-    let unbounded = Backend::Loom { preemption_bound: None };
+    let unbounded = Backend::Loom {
+        preemption_bound: None,
+    };
     for m in ["mutant-skip-off-by-one", "mutant-load-store-bump"] {
         let v = Variant::by_name(m).unwrap();
-        let c = check_cell(&cfg, &v, Property::NoLostFlush, &unbounded, Duration::from_secs(120));
+        let c = check_cell(
+            &cfg,
+            &v,
+            Property::NoLostFlush,
+            &unbounded,
+            Duration::from_secs(120),
+        );
         assert_killed(&c, Property::NoLostFlush);
         assert!(c.exhaustive, "{c:?}");
-        assert!(c.note.as_deref().unwrap().contains("which no execution of v5.19 produces"));
+        assert!(c
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("which no execution of v5.19 produces"));
     }
-    let v6 = check_cell(&cfg, &Variant::V6_0, Property::NoLostFlush, &unbounded, Duration::from_secs(120));
+    let v6 = check_cell(
+        &cfg,
+        &Variant::V6_0,
+        Property::NoLostFlush,
+        &unbounded,
+        Duration::from_secs(120),
+    );
     assert_eq!(v6.verdict, Verdict::Holds, "{v6:?}");
     assert!(v6.exhaustive);
 }
@@ -136,7 +190,11 @@ fn v6_0_skips_race_with_resets_under_loom() {
     let c = cell("v6.0", Property::NoLostFlush, "loom");
     assert_eq!(c.verdict, Verdict::Holds, "{c:?}");
     assert!(c.coverage > 0, "{c:?}");
-    assert!(c.search.contains("differential against v5.19"), "{}", c.search);
+    assert!(
+        c.search.contains("differential against v5.19"),
+        "{}",
+        c.search
+    );
 }
 
 #[test]
@@ -148,7 +206,10 @@ fn every_mutant_names_a_killer_and_every_property_has_one() {
             "no mutant is expected to kill {p}"
         );
     }
-    for v in all.iter().filter(|v| v.kind == memcg_flush_model::variant::Kind::Mutant) {
+    for v in all
+        .iter()
+        .filter(|v| v.kind == memcg_flush_model::variant::Kind::Mutant)
+    {
         assert!(!v.killed_by.is_empty(), "{} has no expected killer", v.name);
     }
 }

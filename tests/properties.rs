@@ -62,7 +62,10 @@ fn panics_are_attributed_by_name_and_loom_races_to_flush_exclusion() {
     let race = "Causality violation: Concurrent read and write accesses to `UnsafeCell`.";
     assert_eq!(attribute(race), Some(Property::FlushExclusion));
     assert!(explain(Property::FlushExclusion, race).starts_with("flush_exclusion: "));
-    assert_eq!(attribute("model: the final flush could not take stats_flush_lock"), None);
+    assert_eq!(
+        attribute("model: the final flush could not take stats_flush_lock"),
+        None
+    );
 }
 
 #[test]
@@ -71,5 +74,8 @@ fn property_names_round_trip_and_unknown_names_are_rejected() {
         assert_eq!(Property::by_name(p.name()), Ok(p));
     }
     let err = Property::by_name("no_lost_flushes").unwrap_err();
-    assert!(err.contains("\"no_lost_flushes\"") && err.contains("no_lost_flush"), "{err}");
+    assert!(
+        err.contains("\"no_lost_flushes\"") && err.contains("no_lost_flush"),
+        "{err}"
+    );
 }

@@ -165,7 +165,8 @@ fn build_plan(cli: &Cli) -> Result<Plan, String> {
                 ));
             }
         }
-        plan.backends.retain(|b| cli.backend.iter().any(|n| n == b.name()));
+        plan.backends
+            .retain(|b| cli.backend.iter().any(|n| n == b.name()));
     }
     if cli.budget == 0 {
         return Err("--budget 0: the time budget must be at least 1 second".into());
@@ -195,7 +196,11 @@ fn print_table(plan: &Plan, cells: &[Cell], elapsed: Duration) {
             (Expect::Killed, true) => " (killed)",
             _ => "",
         };
-        let verdict = format!("{}{}", c.verdict.name(), if c.exhaustive { "*" } else { "" });
+        let verdict = format!(
+            "{}{}",
+            c.verdict.name(),
+            if c.exhaustive { "*" } else { "" }
+        );
         let note = c.note.as_deref().unwrap_or("");
         let _ = writeln!(
             out,
