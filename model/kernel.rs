@@ -116,7 +116,7 @@ pub fn this_cpu_write<P: Platform>(pcp: &CpuLocal<P>, val: i64) {
     unsafe { pcp.0.set(val) }
 }
 
-/// A `spinlock_t` used only with `spin_trylock`/`spin_unlock`.
+/// A `spinlock_t`: `stats_flush_lock` (trylock only) or `cgroup_rstat_lock`.
 pub struct SpinLock<P: Platform>(P::Atomic);
 
 impl<P: Platform> SpinLock<P> {
@@ -157,8 +157,9 @@ pub fn spin_unlock<P: Platform>(lock: &SpinLock<P>) {
     store_against_rmw::<P>(&lock.0, 0, Ordering::Release);
 }
 
-/// Plain data that a lock protects, such as the flusher's `state_prev` and
-/// `state_pending` fields (guarded by `stats_flush_lock` in the model).
+/// Plain data that a lock protects: the flusher's `state_prev` and
+/// `state_pending` fields (`cgroup_rstat_lock`) and `flush_next_time`
+/// (`stats_flush_lock`).
 ///
 /// Under loom the accesses are causality-checked, so a broken lock shows up
 /// as a data race ("Causality violation").

@@ -9,12 +9,14 @@
 //! | model field | kernel | written by | read by |
 //! |---|---|---|---|
 //! | `memcgs[m].vmstats_percpu[cpu].state` | `memcg->vmstats_percpu->state[idx]` | owner CPU (`__this_cpu_add`) | flusher (`READ_ONCE`) |
-//! | `memcgs[m].vmstats_percpu[cpu].state_prev` | `statc->state_prev[idx]` | flusher, under the lock | flusher |
-//! | `memcgs[m].vmstats.state` | `memcg->vmstats.state[idx]` | flusher, under the lock | readers, locklessly |
-//! | `memcgs[m].vmstats.state_pending` | `memcg->vmstats.state_pending[idx]` | flusher, under the lock | flusher |
+//! | `memcgs[m].vmstats_percpu[cpu].state_prev` | `statc->state_prev[idx]` | flusher, under `cgroup_rstat_lock` | flusher |
+//! | `memcgs[m].vmstats.state` | `memcg->vmstats.state[idx]` | flusher, under `cgroup_rstat_lock` | readers, locklessly |
+//! | `memcgs[m].vmstats.state_pending` | `memcg->vmstats.state_pending[idx]` | flusher, under `cgroup_rstat_lock` | flusher |
 //! | `stats_updates[cpu]` | `DEFINE_PER_CPU(unsigned int, stats_updates)` | owner CPU | owner CPU |
 //! | `stats_flush_threshold` | `static atomic_t stats_flush_threshold` | updaters (`atomic_add`), flusher (`atomic_set`) | updaters (v6.0), readers |
 //! | `stats_flush_lock` | `static DEFINE_SPINLOCK(stats_flush_lock)` | flushers | flushers |
+//! | `flush_next_time` | `static u64 flush_next_time` | flusher, under `stats_flush_lock` | (refault path, not modelled) |
+//! | `cgroup_rstat_lock` | `static DEFINE_SPINLOCK(cgroup_rstat_lock)` (rstat.c) | flushers | flushers |
 
 use std::sync::Arc;
 
