@@ -34,11 +34,14 @@ fn loom_matrix(args: &[&str]) -> (i32, Vec<Value>) {
     )
 }
 
-fn assert_kernel_holds(cells: &[Value], exhaustive: bool) {
+/// Kernel variants hold; for v6.0 the races behind `covered` happened.
+/// Without the periodic flusher only one flusher runs concurrently, so the
+/// flusher-flusher races of monotonic_reads and flush_exclusion cannot occur.
+fn assert_kernel_holds(cells: &[Value], exhaustive: bool, covered: &[&str]) {
     for c in cells.iter().filter(|c| c["kind"] == "kernel") {
         assert_eq!(c["verdict"], "holds", "{c}");
         assert_eq!(c["exhaustive"], exhaustive, "{c}");
-        if c["variant"] == "v6.0" {
+        if c["variant"] == "v6.0" && covered.iter().any(|p| c["property"] == *p) {
             assert!(
                 c["coverage"].as_u64().unwrap() > 0,
                 "race never happened: {c}"
@@ -47,14 +50,25 @@ fn assert_kernel_holds(cells: &[Value], exhaustive: bool) {
     }
 }
 
+const ONE_FLUSHER: &[&str] = &["no_lost_flush", "conservation"];
+const ALL: &[&str] = &[
+    "no_lost_flush",
+    "conservation",
+    "monotonic_reads",
+    "flush_exclusion",
+];
+
 /// No periodic flusher: 2 CPUs and a reader, every interleaving. The
 /// threshold mutants are killed by the differential no_lost_flush. (The lock
 /// mutants need two concurrent flushers, so they are not run here.)
 #[test]
 fn default_scenario_without_periodic_flusher_exhaustively() {
     let (code, cells) = loom_matrix(&[
-        "--variant", "v5.19,v6.0,mutant-skip-off-by-one,mutant-load-store-bump",
-        "--no-periodic", "--loom-preemptions", "unbounded",
+        "--variant",
+        "v5.19,v6.0,mutant-skip-off-by-one,mutant-load-store-bump",
+        "--no-periodic",
+        "--loom-preemptions",
+        "unbounded",
     ]);
     assert_eq!(code, 0, "a kernel variant failed or a mutant survived");
     assert_kernel_holds(&cells, true, ONE_FLUSHER);
