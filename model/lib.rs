@@ -24,12 +24,14 @@
 
 pub mod check;
 pub mod config;
+pub mod explain;
 pub mod ghost;
 pub mod kernel;
 pub mod memcontrol;
 pub mod platform;
 pub mod property;
 pub mod scenario;
+pub mod trace;
 pub mod variant;
 
 pub use check::{check_cell, run_matrix, Cell, Plan, Verdict};

@@ -29,6 +29,7 @@ use crate::kernel::{
 };
 use crate::platform::Platform;
 use crate::property::{self, Property};
+use crate::trace::{Actor, Tracer};
 use crate::variant::{BumpPolicy, RstatLockPolicy, SkipPolicy, Variant};
 
 /// Statistic items per memcg.
@@ -124,6 +125,8 @@ pub struct MemcgSystem<P: Platform> {
     pub coverage: Arc<Coverage>,
     /// The property whose check is armed, if any.
     pub armed: Option<Property>,
+    /// The step log (recording only when explaining a violation).
+    pub tracer: Arc<Tracer>,
 }
 
 impl<P: Platform> MemcgSystem<P> {
@@ -133,6 +136,7 @@ impl<P: Platform> MemcgSystem<P> {
         variant: Variant,
         armed: Option<Property>,
         coverage: Arc<Coverage>,
+        tracer: Arc<Tracer>,
     ) -> Self {
         let cpus = cfg.cpus;
         MemcgSystem {
@@ -145,6 +149,7 @@ impl<P: Platform> MemcgSystem<P> {
             ghost: Ghost::new::<P>(),
             coverage,
             armed,
+            tracer,
             cfg,
             variant,
         }
@@ -169,6 +174,9 @@ impl<P: Platform> MemcgSystem<P> {
     /// has interrupts off in the kernel).
     pub fn __mod_memcg_state(&self, cpu: usize, memcg: usize, idx: usize, val: i64) {
         this_cpu_add(&self.memcgs[memcg].vmstats_percpu[cpu].state[idx], val);
+        self.tracer.record(Actor::Cpu(cpu), || {
+            format!("__this_cpu_add(state[{idx}], {val})")
+        });
         let cursor = Ghost::get(&self.ghost.flush_cursor);
         if cursor >= cpu as i64 {
             self.coverage.hit(Event::UpdateBehindFlusher);
@@ -185,13 +193,22 @@ impl<P: Platform> MemcgSystem<P> {
     pub fn memcg_rstat_updated(&self, cpu: usize, _memcg: usize, val: i64) {
         let batch = self.cfg.batch;
         let x = this_cpu_add_return(&self.stats_updates[cpu], val.abs());
+        self.tracer.record(Actor::Cpu(cpu), || {
+            format!(
+                "x = __this_cpu_add_return(stats_updates, {}) = {x}",
+                val.abs()
+            )
+        });
         if x > batch {
             let units = x / batch;
             let skipped = self.variant.skip != SkipPolicy::Never && self.skip_add(cpu, units);
             if !skipped {
-                self.bump_threshold(units);
+                self.bump_threshold(cpu, units);
             }
             this_cpu_write(&self.stats_updates[cpu], 0);
+            self.tracer.record(Actor::Cpu(cpu), || {
+                "__this_cpu_write(stats_updates, 0)".into()
+            });
         }
     }
 
@@ -202,6 +219,10 @@ impl<P: Platform> MemcgSystem<P> {
         self.ghost.step(|| {
             let threshold = atomic_read(&self.stats_flush_threshold);
             let skip = self.variant.skip.skips(threshold, n);
+            self.tracer.record(Actor::Cpu(cpu), || {
+                let verdict = if skip { "skip the add" } else { "add" };
+                format!("atomic_read(&stats_flush_threshold) = {threshold}: {verdict}")
+            });
             if skip {
                 self.ghost.baseline_threshold.fetch_add(units, SEQ);
                 self.coverage.hit(Event::Skip);
@@ -219,7 +240,7 @@ impl<P: Platform> MemcgSystem<P> {
     }
 
     /// `atomic_add(x / MEMCG_CHARGE_BATCH, &stats_flush_threshold)`.
-    fn bump_threshold(&self, units: i64) {
+    fn bump_threshold(&self, cpu: usize, units: i64) {
         let ghost = |g: &Ghost| {
             g.baseline_threshold.fetch_add(units, SEQ);
             if g.flushers_inside.load(SEQ) > 0 {
@@ -230,12 +251,21 @@ impl<P: Platform> MemcgSystem<P> {
             BumpPolicy::AtomicAdd => self.ghost.step(|| {
                 atomic_add(units, &self.stats_flush_threshold);
                 ghost(&self.ghost);
+                self.tracer.record(Actor::Cpu(cpu), || {
+                    format!("atomic_add({units}, &stats_flush_threshold)")
+                });
             }),
             BumpPolicy::LoadThenStore => {
                 let old = self.ghost.step(|| atomic_read(&self.stats_flush_threshold));
+                self.tracer.record(Actor::Cpu(cpu), || {
+                    format!("atomic_read(&stats_flush_threshold) = {old}")
+                });
                 self.ghost.step(|| {
                     atomic_set(&self.stats_flush_threshold, old + units);
                     ghost(&self.ghost);
+                    self.tracer.record(Actor::Cpu(cpu), || {
+                        format!("atomic_set(&stats_flush_threshold, {})", old + units)
+                    });
                 });
             }
         }
@@ -243,10 +273,14 @@ impl<P: Platform> MemcgSystem<P> {
 
     /// `mem_cgroup_flush_stats()`: flush if the threshold is above
     /// `num_online_cpus()`. Returns the reader's decision.
-    pub fn mem_cgroup_flush_stats(&self) -> bool {
+    pub fn mem_cgroup_flush_stats(&self, who: Actor) -> bool {
         let n = self.num_online_cpus();
         let threshold = self.ghost.step(|| {
             let t = atomic_read(&self.stats_flush_threshold);
+            self.tracer.record(who, || {
+                let verdict = if t > n { "flush" } else { "no flush" };
+                format!("atomic_read(&stats_flush_threshold) = {t}: {verdict}")
+            });
             let baseline = Ghost::get(&self.ghost.baseline_threshold);
             if baseline != t {
                 self.coverage.hit(Event::ReaderSawSkippedUnits);
@@ -259,7 +293,7 @@ impl<P: Platform> MemcgSystem<P> {
             t
         });
         if threshold > n {
-            self.__mem_cgroup_flush_stats();
+            self.__mem_cgroup_flush_stats(who);
             true
         } else {
             false
@@ -269,10 +303,14 @@ impl<P: Platform> MemcgSystem<P> {
     /// `__mem_cgroup_flush_stats()`: take the trylock (losers return at
     /// once), note the next flush time, flush everything, reset the
     /// threshold. Returns whether this call flushed.
-    pub fn __mem_cgroup_flush_stats(&self) -> bool {
+    pub fn __mem_cgroup_flush_stats(&self, who: Actor) -> bool {
         let locked = match self.variant.flush_lock.acquire() {
             Some(order) => {
-                if !spin_trylock(&self.stats_flush_lock, order) {
+                let won = spin_trylock(&self.stats_flush_lock, order);
+                self.tracer.record(who, || {
+                    format!("spin_trylock(&stats_flush_lock) = {}", u8::from(won))
+                });
+                if !won {
                     self.coverage.hit(Event::TrylockContended);
                     return false;
                 }
@@ -288,9 +326,13 @@ impl<P: Platform> MemcgSystem<P> {
             property::flush_exclusion(inside);
         }
         self.flush_next_time.set(2 * FLUSH_TIME);
-        self.cgroup_rstat_flush_irqsafe(ROOT_MEM_CGROUP);
+        self.tracer
+            .record(who, || format!("flush_next_time = {}", 2 * FLUSH_TIME));
+        self.cgroup_rstat_flush_irqsafe(who, ROOT_MEM_CGROUP);
         self.ghost.step(|| {
             atomic_set(&self.stats_flush_threshold, 0);
+            self.tracer
+                .record(who, || "atomic_set(&stats_flush_threshold, 0)".into());
             if self.ghost.added_during_flush.swap(0, SEQ) > 0 {
                 self.coverage.hit(Event::AddErasedByReset);
             }
@@ -300,6 +342,8 @@ impl<P: Platform> MemcgSystem<P> {
         });
         if locked {
             spin_unlock(&self.stats_flush_lock);
+            self.tracer
+                .record(who, || "spin_unlock(&stats_flush_lock)".into());
         }
         true
     }
@@ -315,26 +359,30 @@ impl<P: Platform> MemcgSystem<P> {
     /// NOTE(kernel): the per-CPU `cgroup_rstat_cpu_lock` only guards the
     /// updated tree, which is not modelled. Flushers outside memcg are not
     /// modelled either.
-    pub fn cgroup_rstat_flush_irqsafe(&self, root: usize) {
+    pub fn cgroup_rstat_flush_irqsafe(&self, who: Actor, root: usize) {
         let locked = self.variant.rstat_lock == RstatLockPolicy::Taken;
         if locked {
             spin_lock(&self.cgroup_rstat_lock);
+            self.tracer
+                .record(who, || "spin_lock(&cgroup_rstat_lock)".into());
         }
         for cpu in 0..self.cfg.cpus {
             for memcg in (root..self.memcgs.len()).rev() {
-                self.mem_cgroup_css_rstat_flush(memcg, cpu);
+                self.mem_cgroup_css_rstat_flush(who, memcg, cpu);
             }
             // The ghost cursor moves once this CPU's counters have been read.
             self.ghost.flush_cursor.store(cpu as i64, SEQ);
         }
         if locked {
             spin_unlock(&self.cgroup_rstat_lock);
+            self.tracer
+                .record(who, || "spin_unlock(&cgroup_rstat_lock)".into());
         }
     }
 
     /// `mem_cgroup_css_rstat_flush(css, cpu)`: fold one CPU's counters of
     /// one memcg into its aggregate and push the delta to the parent.
-    pub fn mem_cgroup_css_rstat_flush(&self, memcg: usize, cpu: usize) {
+    pub fn mem_cgroup_css_rstat_flush(&self, who: Actor, memcg: usize, cpu: usize) {
         let m = &self.memcgs[memcg];
         let statc = &m.vmstats_percpu[cpu];
         for i in 0..MEMCG_NR_STAT {
@@ -343,6 +391,8 @@ impl<P: Platform> MemcgSystem<P> {
                 m.vmstats.state_pending[i].set(0);
             }
             let v = read_once(&statc.state[i]);
+            self.tracer
+                .record(who, || format!("READ_ONCE(CPU {cpu} state[{i}]) = {v}"));
             let prev = statc.state_prev[i].get();
             if v != prev {
                 delta += v - prev;
@@ -354,7 +404,10 @@ impl<P: Platform> MemcgSystem<P> {
             // NOTE(kernel): a plain `+=` under the lock that lockless
             // readers load with READ_ONCE; modelled as a relaxed load and
             // store by the only writer.
-            write_once(&m.vmstats.state[i], read_once(&m.vmstats.state[i]) + delta);
+            let total = read_once(&m.vmstats.state[i]) + delta;
+            write_once(&m.vmstats.state[i], total);
+            self.tracer
+                .record(who, || format!("vmstats.state[{i}] = {total}"));
             if let Some(parent) = m.parent {
                 let pending = &self.memcgs[parent].vmstats.state_pending[i];
                 pending.set(pending.get() + delta);
@@ -368,7 +421,7 @@ impl<P: Platform> MemcgSystem<P> {
     /// NOTE(kernel): the work runs once per execution; re-queueing every
     /// `FLUSH_TIME` is not modelled (time is abstracted away).
     pub fn flush_memcg_stats_dwork(&self) {
-        self.__mem_cgroup_flush_stats();
+        self.__mem_cgroup_flush_stats(Actor::Periodic);
     }
 
     /// `memcg_page_state(memcg, idx)`: a lockless `READ_ONCE` of the
@@ -377,8 +430,10 @@ impl<P: Platform> MemcgSystem<P> {
     /// NOTE(kernel): v5.19 returns the raw value (96e51ccf1af3 removed the
     /// clamp in v5.15); later kernels clamp negative values to 0 under
     /// CONFIG_SMP. The model returns the raw value for both versions.
-    pub fn memcg_page_state(&self, memcg: usize, idx: usize) -> i64 {
+    pub fn memcg_page_state(&self, who: Actor, memcg: usize, idx: usize) -> i64 {
         let v = read_once(&self.memcgs[memcg].vmstats.state[idx]);
+        self.tracer
+            .record(who, || format!("READ_ONCE(vmstats.state[{idx}]) = {v}"));
         if Ghost::get(&self.ghost.flushers_inside) > 0 {
             self.coverage.hit(Event::ReadDuringFlush);
         }
@@ -387,9 +442,9 @@ impl<P: Platform> MemcgSystem<P> {
 
     /// A memory.stat-style reader (`memory_stat_format()`): flush if
     /// needed, then read. Returns the flush decision and the value read.
-    pub fn memory_stat_read(&self, memcg: usize, idx: usize) -> (bool, i64) {
-        let flushed = self.mem_cgroup_flush_stats();
-        (flushed, self.memcg_page_state(memcg, idx))
+    pub fn memory_stat_read(&self, who: Actor, memcg: usize, idx: usize) -> (bool, i64) {
+        let flushed = self.mem_cgroup_flush_stats(who);
+        (flushed, self.memcg_page_state(who, memcg, idx))
     }
 
     /// One updater CPU: `cfg.updates` calls of `__mod_memcg_state()`.
@@ -404,7 +459,7 @@ impl<P: Platform> MemcgSystem<P> {
     pub fn reader(&self, reader: usize) -> Vec<(bool, i64)> {
         let mut seen: Vec<(bool, i64)> = Vec::with_capacity(self.cfg.reads);
         for _ in 0..self.cfg.reads {
-            let (flushed, v) = self.memory_stat_read(ROOT_MEM_CGROUP, 0);
+            let (flushed, v) = self.memory_stat_read(Actor::Reader(reader), ROOT_MEM_CGROUP, 0);
             if let Some(&(_, previous)) = seen.last() {
                 if self.armed(Property::MonotonicReads) && self.cfg.non_negative() {
                     property::monotonic_reads(reader, previous, v);

@@ -292,6 +292,9 @@ impl StartGate {
     }
 }
 
+/// The most threads a loom execution may use, the main thread included.
+pub const MAX_LOOM_THREADS: usize = loom::MAX_THREADS;
+
 /// Where a backend's knobs are set for one exploration.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -371,7 +374,7 @@ impl Backend {
     /// The most threads one execution may use, the main thread included.
     pub fn max_threads(&self) -> usize {
         match self {
-            Backend::Loom { .. } => loom::MAX_THREADS,
+            Backend::Loom { .. } => MAX_LOOM_THREADS,
             _ => usize::MAX,
         }
     }
@@ -457,7 +460,23 @@ pub fn explore<S: Scenario>(backend: &Backend, budget: Duration, scenario: Arc<S
             }
         }
     }));
-    let executions = count.load(Ordering::Relaxed);
+    classify(
+        backend,
+        budget,
+        start,
+        count.load(Ordering::Relaxed),
+        result,
+    )
+}
+
+/// Turn a caught run into an [`Exploration`].
+fn classify(
+    backend: &Backend,
+    budget: Duration,
+    start: Instant,
+    executions: u64,
+    result: std::thread::Result<()>,
+) -> Exploration {
     let outcome = match result {
         Ok(()) => {
             let planned = match backend {
@@ -537,4 +556,237 @@ pub fn quiet_panics() {
     )
     .run(|| {});
     panic::set_hook(Box::new(|_| {}));
+}
+
+/// A shuttle schedule that can be written into a replay token: the
+/// scheduler's seed and, for each scheduling decision, the task chosen
+/// (`None` for a random-number draw).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ShuttleSchedule {
+    /// Seed of the data source.
+    pub seed: u64,
+    /// Decisions in order.
+    pub steps: Vec<Option<usize>>,
+}
+
+impl ShuttleSchedule {
+    fn to_shuttle(&self) -> shuttle::scheduler::Schedule {
+        let mut s = shuttle::scheduler::Schedule::new(self.seed);
+        for step in &self.steps {
+            match step {
+                Some(t) => s.push_task((*t).into()),
+                None => s.push_random(),
+            }
+        }
+        s
+    }
+
+    /// Context switches: decisions that pick a different task than the one
+    /// before.
+    pub fn switches(&self) -> usize {
+        self.steps
+            .windows(2)
+            .filter(|w| w[0].is_some() && w[1].is_some() && w[0] != w[1])
+            .count()
+    }
+}
+
+/// Wraps a shuttle scheduler and records the schedule of the current
+/// execution, so that a failing one can be replayed and shrunk.
+struct Recording {
+    inner: Box<dyn shuttle::scheduler::Scheduler + Send>,
+    current: Arc<ghost::Mutex<ShuttleSchedule>>,
+}
+
+impl shuttle::scheduler::Scheduler for Recording {
+    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
+        let s = self.inner.new_execution()?;
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = ShuttleSchedule {
+            seed: s.seed,
+            steps: Vec::new(),
+        };
+        Some(s)
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&shuttle::scheduler::Task],
+        current: Option<shuttle::scheduler::TaskId>,
+        is_yielding: bool,
+    ) -> Option<shuttle::scheduler::TaskId> {
+        let t = self.inner.next_task(runnable, current, is_yielding)?;
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .steps
+            .push(Some(usize::from(t)));
+        Some(t)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .steps
+            .push(None);
+        self.inner.next_u64()
+    }
+}
+
+/// Explore under shuttle (`backend` must be a shuttle backend) and, if an
+/// execution fails, also return its schedule.
+pub fn shuttle_find<S: Scenario>(
+    backend: &Backend,
+    budget: Duration,
+    scenario: Arc<S>,
+) -> (Exploration, Option<ShuttleSchedule>) {
+    let inner: Box<dyn shuttle::scheduler::Scheduler + Send> = match backend {
+        Backend::ShuttleRandom { iterations, seed } => Box::new(
+            shuttle::scheduler::RandomScheduler::new_from_seed(*seed, *iterations),
+        ),
+        Backend::ShuttlePct {
+            iterations,
+            depth,
+            seed,
+        } => Box::new(shuttle::scheduler::PctScheduler::new_from_seed(
+            *seed,
+            *depth,
+            *iterations,
+        )),
+        _ => panic!("shuttle_find needs a shuttle backend, not {backend}"),
+    };
+    let current = Arc::new(ghost::Mutex::new(ShuttleSchedule {
+        seed: 0,
+        steps: Vec::new(),
+    }));
+    let sched = Recording {
+        inner,
+        current: current.clone(),
+    };
+    let exploration = run_catching(backend, budget, move |counter| {
+        shuttle_run(sched, budget, counter, scenario)
+    });
+    let schedule = matches!(exploration.outcome, Outcome::Failed(_))
+        .then(|| current.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    (exploration, schedule)
+}
+
+/// Run one execution along `schedule` under shuttle. A schedule that ends
+/// early is completed by shuttle's default choices.
+pub fn shuttle_replay<S: Scenario>(schedule: &ShuttleSchedule, scenario: Arc<S>) -> Exploration {
+    let mut sched = shuttle::scheduler::ReplayScheduler::new_from_schedule(schedule.to_shuttle());
+    sched.set_allow_incomplete();
+    let budget = Duration::from_secs(60);
+    run_catching(
+        &Backend::ShuttleRandom {
+            iterations: 1,
+            seed: schedule.seed,
+        },
+        budget,
+        move |counter| shuttle_run(sched, budget, counter, scenario),
+    )
+}
+
+/// Explore under loom at `bound` preemptions, checkpointing every
+/// execution; if one fails, also return loom's checkpoint of it (JSON).
+pub fn loom_find<S: Scenario>(
+    bound: Option<usize>,
+    budget: Duration,
+    scenario: Arc<S>,
+) -> (Exploration, Option<String>) {
+    let file = temp_file("find");
+    let path = file.clone();
+    let exploration = run_catching(
+        &Backend::Loom {
+            preemption_bound: bound,
+        },
+        budget,
+        move |counter| {
+            let mut builder = loom::model::Builder::new();
+            builder.preemption_bound = bound;
+            builder.max_branches = 100_000;
+            builder.checkpoint_file = Some(path);
+            builder.checkpoint_interval = 1;
+            let deadline = Instant::now() + budget;
+            builder.check(move || {
+                counter.fetch_add(1, Ordering::Relaxed);
+                if Instant::now() > deadline {
+                    panic!("{BUDGET_PANIC}");
+                }
+                scenario.run::<Loom>();
+            });
+        },
+    );
+    let checkpoint = match exploration.outcome {
+        Outcome::Failed(_) => std::fs::read_to_string(&file).ok(),
+        _ => None,
+    };
+    let _ = std::fs::remove_file(&file);
+    (exploration, checkpoint)
+}
+
+/// Run the one loom execution that `checkpoint` (from [`loom_find`]) leads to.
+pub fn loom_replay<S: Scenario>(
+    checkpoint: &str,
+    bound: Option<usize>,
+    scenario: Arc<S>,
+) -> Exploration {
+    let file = temp_file("replay");
+    if let Err(e) = std::fs::write(&file, checkpoint) {
+        return Exploration {
+            outcome: Outcome::CutShort(format!("cannot write {}: {e}", file.display())),
+            executions: 0,
+            elapsed: Duration::ZERO,
+        };
+    }
+    let path = file.clone();
+    let exploration = run_catching(
+        &Backend::Loom {
+            preemption_bound: bound,
+        },
+        Duration::from_secs(60),
+        move |counter| {
+            let mut builder = loom::model::Builder::new();
+            builder.preemption_bound = bound;
+            builder.max_branches = 100_000;
+            builder.checkpoint_file = Some(path);
+            builder.checkpoint_interval = 1;
+            // The limit is checked before each execution: 2 runs exactly one.
+            builder.max_permutations = Some(2);
+            builder.check(move || {
+                counter.fetch_add(1, Ordering::Relaxed);
+                scenario.run::<Loom>();
+            });
+        },
+    );
+    let _ = std::fs::remove_file(&file);
+    exploration
+}
+
+fn temp_file(what: &str) -> std::path::PathBuf {
+    static N: ghost::AtomicU64 = ghost::AtomicU64::new(0);
+    std::env::temp_dir().join(format!(
+        "flushcheck-{}-{}-{what}.json",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Run `f` catching its panic, and classify the outcome like [`explore`].
+fn run_catching(
+    backend: &Backend,
+    budget: Duration,
+    f: impl FnOnce(Arc<ghost::AtomicU64>) + Send,
+) -> Exploration {
+    let start = Instant::now();
+    let count = Arc::new(ghost::AtomicU64::new(0));
+    let counter = count.clone();
+    let result = panic::catch_unwind(AssertUnwindSafe(move || f(counter)));
+    classify(
+        backend,
+        budget,
+        start,
+        count.load(Ordering::Relaxed),
+        result,
+    )
 }

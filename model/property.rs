@@ -72,12 +72,12 @@ impl Property {
     pub fn decided_by(self) -> &'static str {
         match self {
             Property::NoLostFlush => {
-                "shuttle/std: ghost v5.19 threshold (exact under SeqCst); loom: v6.0 reader outcomes ⊆ v5.19 reader outcomes"
+                "shuttle/std: ghost v5.19 threshold (exact under SC); loom: outcomes within v5.19's"
             }
             Property::Conservation => "all backends; loom also under weak memory",
             Property::MonotonicReads => "all backends; loom also under weak memory",
             Property::FlushExclusion => {
-                "occupancy probe on all backends; happens-before between flushes only under loom"
+                "occupancy probe everywhere; happens-before between flushes only under loom"
             }
         }
     }

@@ -9,6 +9,7 @@ use crate::memcontrol::{MemcgSystem, ROOT_MEM_CGROUP};
 use crate::platform::ghost::{Arc, Mutex};
 use crate::platform::{ModelJoinHandle, Platform, Scenario, StartGate};
 use crate::property::{self, Property};
+use crate::trace::{Actor, Tracer};
 use crate::variant::Variant;
 
 /// What the readers of one execution observed: for every read, in reader
@@ -29,6 +30,11 @@ pub struct FlushScenario {
     pub coverage: Arc<Coverage>,
     /// Every distinct observation, when collected (the differential check).
     pub observations: Option<Mutex<BTreeSet<Observation>>>,
+    /// The step log of the latest execution.
+    pub tracer: Arc<Tracer>,
+    /// Fail the execution whose observation is this one (to explain a
+    /// differential `no_lost_flush` violation found under loom).
+    pub target: Option<Observation>,
 }
 
 impl FlushScenario {
@@ -40,7 +46,15 @@ impl FlushScenario {
             armed,
             coverage: Arc::new(Coverage::default()),
             observations: collect.then(|| Mutex::new(BTreeSet::new())),
+            tracer: Arc::new(Tracer::new(false)),
+            target: None,
         }
+    }
+
+    /// Record kernel-level steps of every execution (the latest is kept).
+    pub fn traced(mut self) -> Self {
+        self.tracer = Arc::new(Tracer::new(true));
+        self
     }
 
     /// The distinct observations collected so far.
@@ -54,11 +68,13 @@ impl FlushScenario {
 
 impl Scenario for FlushScenario {
     fn run<P: Platform>(&self) {
+        self.tracer.clear();
         let sys = Arc::new(MemcgSystem::<P>::new(
             self.cfg.clone(),
             self.variant.clone(),
             self.armed,
             self.coverage.clone(),
+            self.tracer.clone(),
         ));
         let gate = Arc::new(StartGate::new::<P>(self.cfg.threads() - 1));
         let updaters: Vec<_> = (0..self.cfg.cpus)
@@ -85,7 +101,7 @@ impl Scenario for FlushScenario {
             {
                 // The quiescent read below happens after this reader's last
                 // read (join), so it must not be lower either.
-                let now = sys.memcg_page_state(ROOT_MEM_CGROUP, 0);
+                let now = sys.memcg_page_state(Actor::Main, ROOT_MEM_CGROUP, 0);
                 if self.cfg.non_negative() {
                     property::monotonic_reads(r, last, now);
                 }
@@ -93,14 +109,23 @@ impl Scenario for FlushScenario {
             observation.extend(seen);
         }
         // The quiescent reader: every update is done and every thread joined.
-        observation.push(sys.memory_stat_read(ROOT_MEM_CGROUP, 0));
+        observation.push(sys.memory_stat_read(Actor::Main, ROOT_MEM_CGROUP, 0));
         // One more flush; nothing else runs, so the trylock must succeed.
         assert!(
-            sys.__mem_cgroup_flush_stats(),
+            sys.__mem_cgroup_flush_stats(Actor::Main),
             "model: the final flush could not take stats_flush_lock"
         );
         if self.armed == Some(Property::Conservation) {
-            property::conservation(sys.memcg_page_state(ROOT_MEM_CGROUP, 0), self.cfg.total());
+            property::conservation(
+                sys.memcg_page_state(Actor::Main, ROOT_MEM_CGROUP, 0),
+                self.cfg.total(),
+            );
+        }
+        if self.target.as_ref() == Some(&observation) {
+            panic!(
+                "no_lost_flush: readers observed {}, which no execution of v5.19 produces",
+                crate::check::fmt_observation(&observation)
+            );
         }
         if let Some(m) = &self.observations {
             m.lock()

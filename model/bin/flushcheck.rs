@@ -1,23 +1,32 @@
 //! `flushcheck`: run the (variant x property x backend) matrix of the memcg
-//! flush model and print verdicts.
+//! flush model, explain violations as kernel-style traces, replay them.
 
-use std::io::{IsTerminal, Write};
+use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 
 use memcg_flush_model::check::{matrix_ok, run_matrix, Cell, CellSpec, Executor, Expect, Plan};
+use memcg_flush_model::explain::{self, Counterexample, Explained, Search};
 use memcg_flush_model::platform::{quiet_panics, Backend};
 use memcg_flush_model::{Config, Property, Variant, Verdict};
 
 /// Model-check the memcg stats flush protocol (v5.19 vs v6.0, 873f64b791a2)
 /// under loom, shuttle and real threads, and print the verdict matrix.
 #[derive(Parser, Debug)]
-#[command(name = "flushcheck", version)]
+#[command(name = "flushcheck", version, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    matrix: MatrixArgs,
+}
+
+/// The scenario configuration, shared by every subcommand.
+#[derive(clap::Args, Debug, Clone)]
+struct ConfigArgs {
     /// num_online_cpus(): updater threads.
     #[arg(long, default_value_t = Config::default().cpus)]
     cpus: usize,
@@ -27,8 +36,10 @@ struct Cli {
     /// __mod_memcg_state() calls per CPU.
     #[arg(long, default_value_t = Config::default().updates)]
     updates: usize,
-    /// Update values, comma-separated and cycled; |val| > batch is a huge page.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, default_values_t = Config::default().vals)]
+    /// Update values, comma-separated, cycled over all updates in CPU order;
+    /// |val| > batch is a huge page.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true,
+          default_values_t = Config::default().vals)]
     val: Vec<i64>,
     /// Reader threads (memory.stat-style).
     #[arg(long, default_value_t = Config::default().readers)]
@@ -42,6 +53,42 @@ struct Cli {
     /// Do not run the periodic flusher thread.
     #[arg(long = "no-periodic")]
     no_periodic: bool,
+}
+
+impl ConfigArgs {
+    fn config(&self) -> Config {
+        Config {
+            cpus: self.cpus,
+            batch: self.batch,
+            updates: self.updates,
+            vals: self.val.clone(),
+            readers: self.readers,
+            reads: self.reads,
+            periodic: if self.no_periodic {
+                false
+            } else {
+                self.periodic || Config::default().periodic
+            },
+        }
+    }
+}
+
+/// Output format.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    /// Plain text (80 columns where the threads allow).
+    Text,
+    /// Markdown for a review thread (reads as plain text; no HTML).
+    Markdown,
+    /// JSON.
+    Json,
+}
+
+/// The matrix run (the default command).
+#[derive(clap::Args, Debug, Clone)]
+struct MatrixArgs {
+    #[command(flatten)]
+    cfg: ConfigArgs,
     /// Only these variants (comma-separated; default all).
     #[arg(long, value_delimiter = ',')]
     variant: Vec<String>,
@@ -69,12 +116,15 @@ struct Cli {
     /// Time budget per search, in seconds; a search cut short is inconclusive.
     #[arg(long, default_value_t = 60)]
     budget: u64,
-    /// Worker threads (default: all cores).
+    /// Worker processes (default: all cores).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Print the matrix as JSON (one object per cell) instead of a table.
+    /// Print the matrix as JSON (the same as --format json).
     #[arg(long)]
     json: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
     /// Run cells on threads of this process instead of worker processes.
     #[arg(long)]
     in_process: bool,
@@ -82,12 +132,73 @@ struct Cli {
 
 #[derive(clap::Subcommand, Debug)]
 enum Command {
+    /// Find the shortest counterexample of one property for one variant and
+    /// print it as a CPU-column trace with its replay command.
+    Explain(Box<ExplainArgs>),
+    /// Re-run the execution a replay token describes and print its trace.
+    Replay {
+        /// The token printed by `explain` (starts with "fc1.").
+        token: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Trace width in columns.
+        #[arg(long, default_value_t = 80)]
+        width: usize,
+    },
+    /// Run the matrix, explain every violation, and write a markdown report.
+    Report {
+        /// Where to write the report.
+        #[arg(long)]
+        out: std::path::PathBuf,
+        #[command(flatten)]
+        matrix: Box<MatrixArgs>,
+    },
     /// Internal: run one cell given as JSON and print the result as JSON.
     #[command(name = "__cell", hide = true)]
     Cell {
         /// The cell, as JSON.
         spec: String,
     },
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct ExplainArgs {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// The variant.
+    #[arg(long)]
+    variant: String,
+    /// The property.
+    #[arg(long)]
+    property: String,
+    /// loom, shuttle-random or shuttle-pct (default: loom, then shuttle-pct).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Largest loom preemption bound to try, or "unbounded".
+    #[arg(long, default_value = "3", value_parser = parse_bound)]
+    max_preemptions: Bound,
+    /// Seeded shuttle searches whose shortest failure is kept.
+    #[arg(long, default_value_t = 20)]
+    runs: u64,
+    /// Schedules per shuttle search.
+    #[arg(long, default_value_t = 20_000)]
+    shuttle_iterations: usize,
+    /// PCT bug depth.
+    #[arg(long, default_value_t = 3)]
+    pct_depth: usize,
+    /// First seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Time budget in seconds.
+    #[arg(long, default_value_t = 120)]
+    budget: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Trace width in columns.
+    #[arg(long, default_value_t = 80)]
+    width: usize,
 }
 
 /// A loom preemption bound; `None` is unbounded.
@@ -103,61 +214,48 @@ fn parse_bound(s: &str) -> Result<Bound, String> {
     }
 }
 
-fn build_plan(cli: &Cli) -> Result<Plan, String> {
-    let cfg = Config {
-        cpus: cli.cpus,
-        batch: cli.batch,
-        updates: cli.updates,
-        vals: cli.val.clone(),
-        readers: cli.readers,
-        reads: cli.reads,
-        periodic: if cli.no_periodic {
-            false
-        } else {
-            cli.periodic || Config::default().periodic
-        },
-    };
-    let mut plan = Plan::new(cfg);
-    if !cli.variant.is_empty() {
-        plan.variants = cli
+fn build_plan(args: &MatrixArgs) -> Result<Plan, String> {
+    let mut plan = Plan::new(args.cfg.config());
+    if !args.variant.is_empty() {
+        plan.variants = args
             .variant
             .iter()
             .map(|v| Variant::by_name(v))
             .collect::<Result<_, _>>()?;
     }
-    if !cli.property.is_empty() {
-        plan.properties = cli
+    if !args.property.is_empty() {
+        plan.properties = args
             .property
             .iter()
             .map(|p| Property::by_name(p))
             .collect::<Result<_, _>>()?;
     }
-    if cli.shuttle_iterations == 0 || cli.std_iterations == 0 {
+    if args.shuttle_iterations == 0 || args.std_iterations == 0 {
         return Err("--shuttle-iterations/--std-iterations 0: need at least 1".into());
     }
-    if cli.pct_depth == 0 {
+    if args.pct_depth == 0 {
         return Err("--pct-depth 0: PCT needs a depth of at least 1".into());
     }
     plan.backends = vec![
         Backend::Loom {
-            preemption_bound: cli.loom_preemptions.0,
+            preemption_bound: args.loom_preemptions.0,
         },
         Backend::ShuttleRandom {
-            iterations: cli.shuttle_iterations,
-            seed: cli.seed,
+            iterations: args.shuttle_iterations,
+            seed: args.seed,
         },
         Backend::ShuttlePct {
-            iterations: cli.shuttle_iterations,
-            depth: cli.pct_depth,
-            seed: cli.seed,
+            iterations: args.shuttle_iterations,
+            depth: args.pct_depth,
+            seed: args.seed,
         },
         Backend::Std {
-            iterations: cli.std_iterations,
+            iterations: args.std_iterations,
         },
     ];
-    if !cli.backend.is_empty() {
+    if !args.backend.is_empty() {
         let names: Vec<&str> = plan.backends.iter().map(|b| b.name()).collect();
-        for b in &cli.backend {
+        for b in &args.backend {
             if !names.contains(&b.as_str()) {
                 return Err(format!(
                     "unknown backend {b:?}: expected one of {}",
@@ -166,13 +264,13 @@ fn build_plan(cli: &Cli) -> Result<Plan, String> {
             }
         }
         plan.backends
-            .retain(|b| cli.backend.iter().any(|n| n == b.name()));
+            .retain(|b| args.backend.iter().any(|n| n == b.name()));
     }
-    if cli.budget == 0 {
+    if args.budget == 0 {
         return Err("--budget 0: the time budget must be at least 1 second".into());
     }
-    plan.budget = Duration::from_secs(cli.budget);
-    if let Some(j) = cli.jobs {
+    plan.budget = Duration::from_secs(args.budget);
+    if let Some(j) = args.jobs {
         if j == 0 {
             return Err("--jobs 0: need at least 1 worker".into());
         }
@@ -182,13 +280,20 @@ fn build_plan(cli: &Cli) -> Result<Plan, String> {
     Ok(plan)
 }
 
-fn print_table(plan: &Plan, cells: &[Cell], elapsed: Duration) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "flushcheck: {}", plan.cfg);
+/// The matrix as a table; `notes` adds the note column (text output).
+fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<24} {:<16} {:<15} {:<13} {:>10} {:>8} {:>9}  note",
-        "variant", "property", "backend", "verdict", "executions", "seconds", "coverage"
+        "{:<23} {:<15} {:<14} {:<13} {:>10} {:>7} {:>8}{}",
+        "variant",
+        "property",
+        "backend",
+        "verdict",
+        "executions",
+        "seconds",
+        "coverage",
+        if notes { "  note" } else { "" }
     );
     for c in cells {
         let mark = match (c.expect, c.ok) {
@@ -201,10 +306,8 @@ fn print_table(plan: &Plan, cells: &[Cell], elapsed: Duration) {
             c.verdict.name(),
             if c.exhaustive { "*" } else { "" }
         );
-        let note = c.note.as_deref().unwrap_or("");
-        let _ = writeln!(
-            out,
-            "{:<24} {:<16} {:<15} {:<13} {:>10} {:>8.2} {:>9}  {}{}",
+        let mut row = format!(
+            "{:<23} {:<15} {:<14} {:<13} {:>10} {:>7.2} {:>8}",
             c.variant,
             c.property.name(),
             c.backend,
@@ -212,9 +315,15 @@ fn print_table(plan: &Plan, cells: &[Cell], elapsed: Duration) {
             c.executions,
             c.seconds,
             c.coverage,
-            truncate(note, 110),
-            mark
         );
+        if notes {
+            let _ = write!(
+                row,
+                "  {}{mark}",
+                truncate(c.note.as_deref().unwrap_or(""), 100)
+            );
+        }
+        let _ = writeln!(out, "{}", row.trim_end());
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "searches:");
@@ -223,7 +332,7 @@ fn print_table(plan: &Plan, cells: &[Cell], elapsed: Duration) {
     }
     let _ = writeln!(
         out,
-        "  * = exhaustive. coverage = occurrences of the property's racy interleaving:"
+        "  * = exhaustive. coverage = times the property's race happened:"
     );
     for p in &plan.properties {
         let _ = writeln!(out, "    {:<16} {}", p.name(), p.coverage_event().name());
@@ -232,10 +341,10 @@ fn print_table(plan: &Plan, cells: &[Cell], elapsed: Duration) {
     for p in &plan.properties {
         let _ = writeln!(out, "    {:<16} {}", p.name(), p.decided_by());
     }
-    summary(&mut out, cells, elapsed);
+    out
 }
 
-fn summary(out: &mut impl Write, cells: &[Cell], elapsed: Duration) {
+fn summary(cells: &[Cell], elapsed: Duration) -> String {
     let kernel_bad = cells
         .iter()
         .filter(|c| c.expect == Expect::Holds && c.verdict == Verdict::Violated)
@@ -249,9 +358,8 @@ fn summary(out: &mut impl Write, cells: &[Cell], elapsed: Duration) {
         .filter(|c| c.expect == Expect::Killed && !c.ok)
         .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
         .collect();
-    let _ = writeln!(
-        out,
-        "{} cells in {:.1} s: kernel-variant violations {}, mutant survivals {}, inconclusive {}",
+    let mut out = format!(
+        "{} cells in {:.1} s: kernel-variant violations {}, mutant survivals {}, inconclusive {}\n",
         cells.len(),
         elapsed.as_secs_f64(),
         kernel_bad,
@@ -261,6 +369,7 @@ fn summary(out: &mut impl Write, cells: &[Cell], elapsed: Duration) {
     for s in survived {
         let _ = writeln!(out, "  survived: {s}");
     }
+    out
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -269,6 +378,271 @@ fn truncate(s: &str, n: usize) -> String {
     } else {
         format!("{}...", s.chars().take(n).collect::<String>())
     }
+}
+
+fn run_matrix_with_progress(plan: &Plan, in_process: bool) -> (Vec<Cell>, Duration) {
+    let tty = std::io::stderr().is_terminal();
+    let start = Instant::now();
+    let progress = |done: usize, total: usize, c: &Cell| {
+        let line = format!(
+            "[{done}/{total} {:.0}s] {} {} {}: {}",
+            start.elapsed().as_secs_f64(),
+            c.variant,
+            c.property.name(),
+            c.backend,
+            c.verdict.name()
+        );
+        if tty {
+            eprint!("\r\x1b[2K{line}");
+            if done == total {
+                eprintln!();
+            }
+        } else {
+            eprintln!("{line}");
+        }
+    };
+    let executor = match std::env::current_exe() {
+        Ok(exe) if !in_process => Executor::Subprocess(exe),
+        _ => Executor::InProcess,
+    };
+    let cells = run_matrix(plan, &executor, &progress);
+    (cells, start.elapsed())
+}
+
+fn matrix(args: &MatrixArgs) -> Result<ExitCode, String> {
+    let plan = build_plan(args)?;
+    quiet_panics();
+    let (cells, elapsed) = run_matrix_with_progress(&plan, args.in_process);
+    let format = if args.json { Format::Json } else { args.format };
+    match format {
+        Format::Json => {
+            let json = serde_json::to_string_pretty(&cells).map_err(|e| e.to_string())?;
+            println!("{json}");
+        }
+        Format::Text => {
+            println!("flushcheck: {}", plan.cfg);
+            print!("{}", table(&plan, &cells, true));
+            print!("{}", summary(&cells, elapsed));
+        }
+        Format::Markdown => print!("{}", markdown_matrix(&plan, &cells, elapsed)),
+    }
+    Ok(if matrix_ok(&cells) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn markdown_matrix(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Verdicts\n\nConfiguration: `{}`\n", plan.cfg);
+    let _ = writeln!(
+        out,
+        "```text\n{}{}```\n",
+        table(plan, cells, false),
+        summary(cells, elapsed)
+    );
+    let noted: Vec<&Cell> = cells.iter().filter(|c| c.note.is_some()).collect();
+    if !noted.is_empty() {
+        let _ = writeln!(out, "Notes:\n");
+        for c in noted {
+            let line = format!(
+                "- {} / {} / {}: {}",
+                c.variant,
+                c.property.name(),
+                c.backend,
+                c.note.as_deref().unwrap_or("")
+            );
+            for (i, l) in memcg_flush_model::trace::wrap(&line, 98)
+                .into_iter()
+                .enumerate()
+            {
+                let _ = writeln!(out, "{}{l}", if i == 0 { "" } else { "  " });
+            }
+        }
+        let _ = writeln!(out);
+    }
+    out
+}
+
+fn render(c: &Counterexample, format: Format, width: usize) -> Result<String, String> {
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(c).map_err(|e| e.to_string())?,
+        Format::Text => format!(
+            "{} / {} / {}\nconfig: {}\nfound by: {}\nsteps: {}\n\n{}\nreplay: {}\n",
+            c.variant,
+            c.property,
+            c.backend,
+            c.cfg,
+            c.search,
+            c.steps.len(),
+            c.diagram(width),
+            c.replay_command()
+        ),
+        Format::Markdown => {
+            let mut out = format!("### {}: {} ({})\n\n", c.variant, c.property, c.backend);
+            for line in [
+                format!("Configuration: `{}`.", c.cfg),
+                format!("Found by: {}.", c.search),
+                format!("{} steps.", c.steps.len()),
+            ] {
+                for l in memcg_flush_model::trace::wrap(&line, 98) {
+                    let _ = writeln!(out, "{l}");
+                }
+            }
+            let _ = writeln!(out, "\n```text\n{}```\n", c.diagram(width));
+            let _ = writeln!(out, "Replay:\n\n```sh\n{}\n```\n", c.replay_command());
+            out
+        }
+    })
+}
+
+fn explain_cmd(a: &ExplainArgs) -> Result<ExitCode, String> {
+    let cfg = a.cfg.config();
+    let variant = Variant::by_name(&a.variant)?;
+    let property = Property::by_name(&a.property)?;
+    if a.budget == 0 {
+        return Err("--budget 0: the time budget must be at least 1 second".into());
+    }
+    let shuttle = |name: &str| match name {
+        "shuttle-random" => Some(Backend::ShuttleRandom {
+            iterations: a.shuttle_iterations,
+            seed: a.seed,
+        }),
+        "shuttle-pct" => Some(Backend::ShuttlePct {
+            iterations: a.shuttle_iterations,
+            depth: a.pct_depth,
+            seed: a.seed,
+        }),
+        _ => None,
+    };
+    let loom = Search::Loom {
+        max_bound: a.max_preemptions.0,
+    };
+    let searches: Vec<Search> = match a.backend.as_deref() {
+        None => vec![
+            loom,
+            Search::Shuttle {
+                backend: shuttle("shuttle-pct").expect("known"),
+                runs: a.runs,
+            },
+        ],
+        Some("loom") => vec![loom],
+        Some(name) => vec![Search::Shuttle {
+            backend: shuttle(name).ok_or_else(|| {
+                format!(
+                    "unknown backend {name:?}: expected one of loom, shuttle-random, shuttle-pct"
+                )
+            })?,
+            runs: a.runs,
+        }],
+    };
+    let max = if searches.iter().any(|s| matches!(s, Search::Loom { .. })) {
+        memcg_flush_model::platform::MAX_LOOM_THREADS
+    } else {
+        usize::MAX
+    };
+    cfg.validate(max, if max == usize::MAX { "shuttle" } else { "loom" })?;
+    quiet_panics();
+    let budget = Duration::from_secs(a.budget);
+    let mut tried = Vec::new();
+    for search in &searches {
+        match explain::explain(&cfg, &variant, property, search, budget) {
+            Explained::Found(c) => {
+                print!("{}", render(&c, a.format, a.width)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            Explained::NotFound {
+                search,
+                finished,
+                note,
+            } => tried.push(format!(
+                "{search}: {}{}",
+                if finished {
+                    "finished, none found"
+                } else {
+                    "cut short"
+                },
+                note.map(|n| format!(" ({n})")).unwrap_or_default()
+            )),
+        }
+    }
+    println!(
+        "no counterexample of {property} for {} within the bounds searched:",
+        variant.name
+    );
+    for t in tried {
+        println!("  {t}");
+    }
+    Ok(ExitCode::from(1))
+}
+
+fn replay_cmd(token: &str, format: Format, width: usize) -> Result<ExitCode, String> {
+    explain::Replay::from_token(token)?;
+    quiet_panics();
+    match explain::replay(token) {
+        Ok(c) => {
+            print!("{}", render(&c, format, width)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(why) => {
+            println!("not reproduced: {why}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn report_cmd(out: &std::path::Path, args: &MatrixArgs) -> Result<ExitCode, String> {
+    let plan = build_plan(args)?;
+    quiet_panics();
+    let (cells, elapsed) = run_matrix_with_progress(&plan, args.in_process);
+    let mut md = String::new();
+    let _ = writeln!(md, "# flushcheck report\n");
+    let _ = writeln!(
+        md,
+        "memcg-flush-model {} (loom 0.7.3, shuttle 0.9.10); model of mm/memcontrol.c v5.19 and\nv6.0 (873f64b791a2).\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    md.push_str(&markdown_matrix(&plan, &cells, elapsed));
+    let _ = writeln!(md, "## Counterexamples\n");
+    let mut seen = std::collections::BTreeSet::new();
+    for c in cells.iter().filter(|c| c.verdict == Verdict::Violated) {
+        if !seen.insert((c.variant.clone(), c.property)) {
+            continue;
+        }
+        let variant = Variant::by_name(&c.variant)?;
+        let search = match c.backend.as_str() {
+            "loom" => Search::Loom { max_bound: Some(3) },
+            _ => Search::Shuttle {
+                backend: Backend::ShuttlePct {
+                    iterations: args.shuttle_iterations,
+                    depth: args.pct_depth,
+                    seed: args.seed,
+                },
+                runs: 10,
+            },
+        };
+        eprintln!("explaining {} / {} ...", c.variant, c.property);
+        match explain::explain(&plan.cfg, &variant, c.property, &search, plan.budget) {
+            Explained::Found(x) => md.push_str(&render(&x, Format::Markdown, 80)?),
+            Explained::NotFound { search, note, .. } => {
+                let _ = writeln!(
+                    md,
+                    "### {}: {}\n\nNo trace: {search}{}.\n",
+                    c.variant,
+                    c.property,
+                    note.map(|n| format!(" ({n})")).unwrap_or_default()
+                );
+            }
+        }
+    }
+    std::fs::write(out, md).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    println!("wrote {}", out.display());
+    Ok(if matrix_ok(&cells) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn run_cell(spec: &str) -> ExitCode {
@@ -313,57 +687,19 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    if let Some(Command::Cell { spec }) = &cli.command {
-        return run_cell(spec);
-    }
-    let plan = match build_plan(&cli) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("flushcheck: error: {e}");
-            return ExitCode::from(2);
-        }
+    let result = match &cli.command {
+        None => matrix(&cli.matrix),
+        Some(Command::Cell { spec }) => return run_cell(spec),
+        Some(Command::Explain(a)) => explain_cmd(a),
+        Some(Command::Replay {
+            token,
+            format,
+            width,
+        }) => replay_cmd(token, *format, *width),
+        Some(Command::Report { out, matrix }) => report_cmd(out, matrix),
     };
-    quiet_panics();
-    let tty = std::io::stderr().is_terminal();
-    let start = Instant::now();
-    let progress = |done: usize, total: usize, c: &Cell| {
-        let line = format!(
-            "[{done}/{total} {:.0}s] {} {} {}: {}",
-            start.elapsed().as_secs_f64(),
-            c.variant,
-            c.property.name(),
-            c.backend,
-            c.verdict.name()
-        );
-        if tty {
-            eprint!("\r\x1b[2K{line}");
-            if done == total {
-                eprintln!();
-            }
-        } else {
-            eprintln!("{line}");
-        }
-    };
-    let executor = match std::env::current_exe() {
-        Ok(exe) if !cli.in_process => Executor::Subprocess(exe),
-        _ => Executor::InProcess,
-    };
-    let cells = run_matrix(&plan, &executor, &progress);
-    let elapsed = start.elapsed();
-    if cli.json {
-        match serde_json::to_string_pretty(&cells) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("flushcheck: error: cannot encode JSON: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    } else {
-        print_table(&plan, &cells, elapsed);
-    }
-    if matrix_ok(&cells) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    result.unwrap_or_else(|e| {
+        eprintln!("flushcheck: error: {e}");
+        ExitCode::from(2)
+    })
 }
