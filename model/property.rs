@@ -72,7 +72,7 @@ impl Property {
     pub fn decided_by(self) -> &'static str {
         match self {
             Property::NoLostFlush => {
-                "shuttle/std: ghost v5.19 threshold (exact under SC); loom: outcomes within v5.19's"
+                "shuttle/std: ghost v5.19 threshold; loom: outcomes within v5.19's"
             }
             Property::Conservation => "all backends; loom also under weak memory",
             Property::MonotonicReads => "all backends; loom also under weak memory",
