@@ -129,6 +129,13 @@ impl Counterexample {
         )
     }
 
+    /// The core of the trace as an LKMM litmus test, or why it is not
+    /// exported (see [`crate::litmus`]).
+    pub fn litmus(&self) -> Result<String, String> {
+        let name = format!("flushcheck-{}-{}", self.variant, self.property).replace('.', "_");
+        crate::litmus::export(&name, &self.steps)
+    }
+
     /// The command that reproduces this counterexample.
     pub fn replay_command(&self) -> String {
         format!("flushcheck replay {}", self.token)

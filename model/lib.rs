@@ -27,6 +27,7 @@ pub mod config;
 pub mod explain;
 pub mod ghost;
 pub mod kernel;
+pub mod litmus;
 pub mod memcontrol;
 pub mod platform;
 pub mod property;

@@ -58,7 +58,10 @@ fn documented_commands_run_as_documented() {
             ran += 1;
         }
     }
-    assert!(ran >= 5, "expected the docs to show at least 5 commands, found {ran}");
+    assert!(
+        ran >= 5,
+        "expected the docs to show at least 5 commands, found {ran}"
+    );
 }
 
 #[test]
@@ -66,6 +69,9 @@ fn the_convention_parser_reads_exit_codes() {
     let md = "```sh\nflushcheck --help\nflushcheck explain --variant v6.0 # exits 1\n```\n```text\nflushcheck not-run\n```";
     assert_eq!(
         commands(md),
-        vec![("--help".to_string(), 0), ("explain --variant v6.0".to_string(), 1)]
+        vec![
+            ("--help".to_string(), 0),
+            ("explain --variant v6.0".to_string(), 1)
+        ]
     );
 }

@@ -238,3 +238,43 @@ fn bad_token_is_one_line_error() {
         "{err}"
     );
 }
+
+/// A trace over few shared variables is also printed as an LKMM litmus
+/// test; a trace over many is not, and says why.
+#[test]
+fn litmus_export_for_small_traces_only() {
+    let (_, out) = flushcheck(&[
+        "explain",
+        "--variant",
+        "mutant-skip-off-by-one",
+        "--property",
+        "no_lost_flush",
+        "--backend",
+        "shuttle-pct",
+        "--runs",
+        "5",
+    ]);
+    assert!(
+        out.contains("C flushcheck-mutant-skip-off-by-one-no_lost_flush"),
+        "{out}"
+    );
+    assert!(
+        out.contains("P0(int *state0, atomic_t *thr) /* CPU 0 */"),
+        "{out}"
+    );
+    assert!(out.contains("r0 = atomic_read(thr);"), "{out}");
+    assert!(out.contains("exists ("), "{out}");
+    let (_, out) = flushcheck(&[
+        "explain",
+        "--variant",
+        "mutant-relaxed-trylock",
+        "--property",
+        "flush_exclusion",
+        "--backend",
+        "loom",
+    ]);
+    assert!(
+        out.contains("not exported as a litmus test: the trace touches"),
+        "{out}"
+    );
+}

@@ -467,9 +467,18 @@ fn markdown_matrix(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
 
 fn render(c: &Counterexample, format: Format, width: usize) -> Result<String, String> {
     Ok(match format {
-        Format::Json => serde_json::to_string_pretty(c).map_err(|e| e.to_string())?,
+        Format::Json => {
+            let mut v = serde_json::to_value(c).map_err(|e| e.to_string())?;
+            let (litmus, note) = match c.litmus() {
+                Ok(l) => (Some(l), None),
+                Err(n) => (None, Some(n)),
+            };
+            v["litmus"] = serde_json::json!(litmus);
+            v["litmus_note"] = serde_json::json!(note);
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+        }
         Format::Text => format!(
-            "{} / {} / {}\nconfig: {}\nfound by: {}\nsteps: {}\n\n{}\nreplay: {}\n",
+            "{} / {} / {}\nconfig: {}\nfound by: {}\nsteps: {}\n\n{}\nreplay: {}\n\n{}",
             c.variant,
             c.property,
             c.backend,
@@ -477,7 +486,11 @@ fn render(c: &Counterexample, format: Format, width: usize) -> Result<String, St
             c.search,
             c.steps.len(),
             c.diagram(width),
-            c.replay_command()
+            c.replay_command(),
+            match c.litmus() {
+                Ok(l) => format!("LKMM litmus test of this trace (herd7):\n\n{l}"),
+                Err(n) => format!("{n}\n"),
+            }
         ),
         Format::Markdown => {
             let mut out = format!("### {}: {} ({})\n\n", c.variant, c.property, c.backend);
@@ -492,6 +505,17 @@ fn render(c: &Counterexample, format: Format, width: usize) -> Result<String, St
             }
             let _ = writeln!(out, "\n```text\n{}```\n", c.diagram(width));
             let _ = writeln!(out, "Replay:\n\n```sh\n{}\n```\n", c.replay_command());
+            match c.litmus() {
+                Ok(l) => {
+                    let _ = writeln!(
+                        out,
+                        "LKMM litmus test of this trace (herd7):\n\n```text\n{l}```\n"
+                    );
+                }
+                Err(n) => {
+                    let _ = writeln!(out, "{n}.\n");
+                }
+            }
             out
         }
     })
