@@ -415,6 +415,16 @@ fn explain_shuttle(
     );
     match best {
         Some((steps, schedule, violation)) => {
+            let found = steps.len();
+            let (steps, schedule, violation, replays) = shrink(
+                cfg, variant, property, steps, schedule, violation, start, budget,
+            );
+            let search = format!(
+                "{search}: shortest of {failing} failing schedules ({found} steps), \
+                 shrunk by {replays} replays to {} steps and {} context switches",
+                steps.len(),
+                schedule.switches()
+            );
             let replay = Replay {
                 v: 1,
                 variant: variant.name.to_string(),
@@ -429,10 +439,7 @@ fn explain_shuttle(
                 backend: backend.name().to_string(),
                 cfg: cfg.clone(),
                 violation,
-                search: format!(
-                    "{search}: shortest of {failing} failing schedules ({} steps)",
-                    steps.len()
-                ),
+                search,
                 steps,
                 token: replay.token(),
             }))
@@ -446,6 +453,84 @@ fn explain_shuttle(
     }
 }
 
+/// Shrink a failing shuttle schedule by replay: first the shortest prefix
+/// that still fails (the rest runs without preemption), then greedily drop
+/// single context switches, keeping any change that still violates
+/// `property` with no more kernel steps. Returns the result and the number
+/// of replays spent.
+#[allow(clippy::too_many_arguments)]
+fn shrink(
+    cfg: &Config,
+    variant: &Variant,
+    property: Property,
+    steps: Vec<Step>,
+    schedule: ShuttleSchedule,
+    violation: String,
+    start: Instant,
+    budget: Duration,
+) -> (Vec<Step>, ShuttleSchedule, String, usize) {
+    const MAX_REPLAYS: usize = 400;
+    let mut best = (steps, schedule, violation);
+    let mut replays = 0;
+    let try_one = |candidate: &ShuttleSchedule| {
+        let s = Arc::new(scenario(cfg, variant, property, None));
+        let (e, followed) = shuttle_replay(candidate, s.clone());
+        match e.outcome {
+            Outcome::Failed(msg) if attributed(property, &msg) => Some((
+                s.tracer.steps(),
+                followed,
+                property::explain(property, &msg),
+            )),
+            _ => None,
+        }
+    };
+    let better = |new: &(Vec<Step>, ShuttleSchedule, String),
+                  old: &(Vec<Step>, ShuttleSchedule, String)| {
+        (new.0.len(), new.1.switches()) < (old.0.len(), old.1.switches())
+    };
+    for k in 0..best.1.steps.len() {
+        if replays >= MAX_REPLAYS || start.elapsed() > budget {
+            return (best.0, best.1, best.2, replays);
+        }
+        let prefix = ShuttleSchedule {
+            seed: best.1.seed,
+            steps: best.1.steps[..k].to_vec(),
+        };
+        replays += 1;
+        if let Some(found) = try_one(&prefix) {
+            if better(&found, &best) || found.0.len() <= best.0.len() {
+                best = found;
+            }
+            break;
+        }
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 1..best.1.steps.len() {
+            if replays >= MAX_REPLAYS || start.elapsed() > budget {
+                return (best.0, best.1, best.2, replays);
+            }
+            let (prev, cur) = (best.1.steps[i - 1], best.1.steps[i]);
+            if prev.is_none() || cur.is_none() || prev == cur {
+                continue;
+            }
+            let mut candidate = best.1.clone();
+            candidate.steps[i] = prev;
+            candidate.steps.truncate(i + 1);
+            replays += 1;
+            if let Some(found) = try_one(&candidate) {
+                if better(&found, &best) {
+                    best = found;
+                    changed = true;
+                    break;
+                }
+            }
+        }
+    }
+    (best.0, best.1, best.2, replays)
+}
+
 /// Re-run the execution a token describes. Returns the reproduced
 /// counterexample, or why it did not reproduce.
 pub fn replay(token: &str) -> Result<Counterexample, String> {
@@ -456,7 +541,7 @@ pub fn replay(token: &str) -> Result<Counterexample, String> {
         ReplayHow::Loom { bound, checkpoint } => {
             loom_replay(&checkpoint.to_string(), *bound, s.clone())
         }
-        ReplayHow::Shuttle { schedule } => shuttle_replay(schedule, s.clone()),
+        ReplayHow::Shuttle { schedule } => shuttle_replay(schedule, s.clone()).0,
     };
     match &e.outcome {
         Outcome::Failed(msg) if attributed(r.property, msg) => Ok(Counterexample {

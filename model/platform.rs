@@ -570,17 +570,6 @@ pub struct ShuttleSchedule {
 }
 
 impl ShuttleSchedule {
-    fn to_shuttle(&self) -> shuttle::scheduler::Schedule {
-        let mut s = shuttle::scheduler::Schedule::new(self.seed);
-        for step in &self.steps {
-            match step {
-                Some(t) => s.push_task((*t).into()),
-                None => s.push_random(),
-            }
-        }
-        s
-    }
-
     /// Context switches: decisions that pick a different task than the one
     /// before.
     pub fn switches(&self) -> usize {
@@ -671,20 +660,88 @@ pub fn shuttle_find<S: Scenario>(
     (exploration, schedule)
 }
 
-/// Run one execution along `schedule` under shuttle. A schedule that ends
-/// early is completed by shuttle's default choices.
-pub fn shuttle_replay<S: Scenario>(schedule: &ShuttleSchedule, scenario: Arc<S>) -> Exploration {
-    let mut sched = shuttle::scheduler::ReplayScheduler::new_from_schedule(schedule.to_shuttle());
-    sched.set_allow_incomplete();
+/// Follows a recorded schedule where it can; where the scheduled task is
+/// not runnable, or the schedule has run out, it keeps running the current
+/// task (or the lowest-numbered runnable one). It records what it actually
+/// chose, so a shrunk or truncated schedule yields a complete one.
+struct Guided {
+    schedule: ShuttleSchedule,
+    pos: usize,
+    started: bool,
+    actual: Arc<ghost::Mutex<ShuttleSchedule>>,
+}
+
+impl shuttle::scheduler::Scheduler for Guided {
+    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
+        if std::mem::replace(&mut self.started, true) {
+            return None;
+        }
+        Some(shuttle::scheduler::Schedule::new(self.schedule.seed))
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&shuttle::scheduler::Task],
+        current: Option<shuttle::scheduler::TaskId>,
+        is_yielding: bool,
+    ) -> Option<shuttle::scheduler::TaskId> {
+        let wanted = self.schedule.steps.get(self.pos).copied().flatten();
+        self.pos += 1;
+        let ids: Vec<usize> = runnable.iter().map(|t| usize::from(t.id())).collect();
+        let pick = match wanted {
+            Some(t) if ids.contains(&t) => t,
+            _ => match current.map(usize::from) {
+                Some(c) if ids.contains(&c) && !(is_yielding && ids.len() > 1) => c,
+                _ => *ids.iter().min()?,
+            },
+        };
+        self.actual
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .steps
+            .push(Some(pick));
+        Some(pick.into())
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        // The model draws no shuttle randomness; keep the schedule aligned.
+        self.pos += 1;
+        self.actual
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .steps
+            .push(None);
+        self.schedule.seed
+    }
+}
+
+/// Run one execution along `schedule` under shuttle (see [`Guided`]) and
+/// return it with the schedule actually followed.
+pub fn shuttle_replay<S: Scenario>(
+    schedule: &ShuttleSchedule,
+    scenario: Arc<S>,
+) -> (Exploration, ShuttleSchedule) {
+    let actual = Arc::new(ghost::Mutex::new(ShuttleSchedule {
+        seed: schedule.seed,
+        steps: Vec::new(),
+    }));
+    let sched = Guided {
+        schedule: schedule.clone(),
+        pos: 0,
+        started: false,
+        actual: actual.clone(),
+    };
     let budget = Duration::from_secs(60);
-    run_catching(
+    let e = run_catching(
         &Backend::ShuttleRandom {
             iterations: 1,
             seed: schedule.seed,
         },
         budget,
         move |counter| shuttle_run(sched, budget, counter, scenario),
-    )
+    );
+    let followed = actual.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    (e, followed)
 }
 
 /// Explore under loom at `bound` preemptions, checkpointing every
