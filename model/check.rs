@@ -205,7 +205,7 @@ fn expectation(variant: &Variant, property: Property, backend: &Backend) -> Expe
     match variant.kind {
         Kind::Kernel => Expect::Holds,
         Kind::Mutant if killer => Expect::Killed,
-        Kind::Mutant => Expect::Any,
+        Kind::Mutant | Kind::Bound => Expect::Any,
     }
 }
 

@@ -22,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod check;
 pub mod config;
 pub mod explain;

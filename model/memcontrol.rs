@@ -20,6 +20,8 @@
 
 use std::sync::Arc;
 
+use crossbeam_utils::CachePadded;
+
 use crate::config::Config;
 use crate::ghost::{Coverage, Event, Ghost};
 use crate::kernel::{
@@ -68,8 +70,9 @@ pub struct MemcgVmstats<P: Platform> {
 pub struct MemCgroup<P: Platform> {
     /// `parent_mem_cgroup(memcg)` as an index; `None` for the root.
     pub parent: Option<usize>,
-    /// `memcg->vmstats_percpu`, one entry per CPU.
-    pub vmstats_percpu: Vec<MemcgVmstatsPercpu<P>>,
+    /// `memcg->vmstats_percpu`, one entry per CPU, each on its own cache
+    /// line as the kernel's per-CPU areas are.
+    pub vmstats_percpu: Vec<CachePadded<MemcgVmstatsPercpu<P>>>,
     /// `memcg->vmstats`.
     pub vmstats: MemcgVmstats<P>,
 }
@@ -80,9 +83,11 @@ impl<P: Platform> MemCgroup<P> {
         MemCgroup {
             parent,
             vmstats_percpu: (0..cpus)
-                .map(|_| MemcgVmstatsPercpu {
-                    state: items(|| Atomic::new(0)),
-                    state_prev: (0..MEMCG_NR_STAT).map(|_| Locked::new(0)).collect(),
+                .map(|_| {
+                    CachePadded::new(MemcgVmstatsPercpu {
+                        state: items(|| Atomic::new(0)),
+                        state_prev: (0..MEMCG_NR_STAT).map(|_| Locked::new(0)).collect(),
+                    })
                 })
                 .collect(),
             vmstats: MemcgVmstats {
@@ -102,10 +107,11 @@ pub struct MemcgSystem<P: Platform> {
     /// The memcg tree; index 0 is `root_mem_cgroup`, children follow
     /// their parents, so reverse index order is a post-order.
     pub memcgs: Vec<MemCgroup<P>>,
-    /// `stats_updates`, per CPU.
-    pub stats_updates: Vec<CpuLocal<P>>,
-    /// `stats_flush_threshold`, in units of `MEMCG_CHARGE_BATCH` updates.
-    pub stats_flush_threshold: Atomic<P>,
+    /// `stats_updates`, per CPU (cache-line padded).
+    pub stats_updates: Vec<CachePadded<CpuLocal<P>>>,
+    /// `stats_flush_threshold`, in units of `MEMCG_CHARGE_BATCH` updates,
+    /// alone on its cache line.
+    pub stats_flush_threshold: CachePadded<Atomic<P>>,
     /// `stats_flush_lock`.
     pub stats_flush_lock: SpinLock<P>,
     /// `flush_next_time`: a plain `u64` written by flushers under
@@ -119,8 +125,11 @@ pub struct MemcgSystem<P: Platform> {
     pub flush_next_time: Locked<P>,
     /// `cgroup_rstat_lock` (kernel/cgroup/rstat.c).
     pub cgroup_rstat_lock: SpinLock<P>,
-    /// Ghost state of this execution.
-    pub ghost: Ghost,
+    /// Ghost state of this execution; `None` when benchmarking.
+    pub ghost: Option<Ghost>,
+    /// RMWs each CPU issued on `stats_flush_threshold` (owner-written,
+    /// padded, so counting adds no sharing).
+    pub threshold_rmws: Vec<CachePadded<crate::platform::ghost::AtomicU64>>,
     /// Coverage counters shared by all executions of the exploration.
     pub coverage: Arc<Coverage>,
     /// The property whose check is armed, if any.
@@ -141,12 +150,13 @@ impl<P: Platform> MemcgSystem<P> {
         let cpus = cfg.cpus;
         MemcgSystem {
             memcgs: vec![MemCgroup::new(None, cpus)],
-            stats_updates: (0..cpus).map(|_| CpuLocal::new(0)).collect(),
-            stats_flush_threshold: Atomic::new(0),
+            stats_updates: (0..cpus).map(|_| CachePadded::new(CpuLocal::new(0))).collect(),
+            stats_flush_threshold: CachePadded::new(Atomic::new(0)),
+            threshold_rmws: (0..cpus).map(|_| CachePadded::default()).collect(),
             stats_flush_lock: SpinLock::new(),
             flush_next_time: Locked::new(0),
             cgroup_rstat_lock: SpinLock::new(),
-            ghost: Ghost::new::<P>(),
+            ghost: Some(Ghost::new::<P>()),
             coverage,
             armed,
             tracer,
@@ -166,6 +176,37 @@ impl<P: Platform> MemcgSystem<P> {
         self.cfg.cpus as i64
     }
 
+    /// Without ghost state (benchmarks): no ghost or coverage bookkeeping,
+    /// no trace, no property armed.
+    pub fn without_ghost(cfg: Config, variant: Variant) -> Self {
+        let mut sys = Self::new(
+            cfg,
+            variant,
+            None,
+            Arc::new(Coverage::default()),
+            Arc::new(Tracer::new(false)),
+        );
+        sys.ghost = None;
+        sys
+    }
+
+    /// One model operation and its ghost update as one step (see
+    /// [`Ghost::step`]).
+    fn step<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.ghost {
+            Some(g) => g.step(f),
+            None => f(),
+        }
+    }
+
+    /// Threshold RMWs issued so far, over all CPUs.
+    pub fn threshold_rmw_count(&self) -> u64 {
+        self.threshold_rmws
+            .iter()
+            .map(|c| c.load(crate::platform::ghost::Ordering::Relaxed))
+            .sum()
+    }
+
     fn armed(&self, p: Property) -> bool {
         self.armed == Some(p)
     }
@@ -177,9 +218,10 @@ impl<P: Platform> MemcgSystem<P> {
         self.tracer.record(Actor::Cpu(cpu), || {
             format!("__this_cpu_add(state[{idx}], {val})")
         });
-        let cursor = Ghost::get(&self.ghost.flush_cursor);
-        if cursor >= cpu as i64 {
-            self.coverage.hit(Event::UpdateBehindFlusher);
+        if let Some(g) = &self.ghost {
+            if Ghost::get(&g.flush_cursor) >= cpu as i64 {
+                self.coverage.hit(Event::UpdateBehindFlusher);
+            }
         }
         self.memcg_rstat_updated(cpu, memcg, val);
     }
@@ -201,7 +243,11 @@ impl<P: Platform> MemcgSystem<P> {
         });
         if x > batch {
             let units = x / batch;
-            let skipped = self.variant.skip != SkipPolicy::Never && self.skip_add(cpu, units);
+            let skipped = match self.variant.skip {
+                SkipPolicy::Never => false,
+                SkipPolicy::Always => true,
+                _ => self.skip_add(cpu, units),
+            };
             if !skipped {
                 self.bump_threshold(cpu, units);
             }
@@ -216,22 +262,20 @@ impl<P: Platform> MemcgSystem<P> {
     /// (inverted); the ghost baseline takes the skipped add at this point.
     fn skip_add(&self, cpu: usize, units: i64) -> bool {
         let n = self.num_online_cpus();
-        self.ghost.step(|| {
+        self.step(|| {
             let threshold = atomic_read(&self.stats_flush_threshold);
             let skip = self.variant.skip.skips(threshold, n);
             self.tracer.record(Actor::Cpu(cpu), || {
                 let verdict = if skip { "skip the add" } else { "add" };
                 format!("atomic_read(&stats_flush_threshold) = {threshold}: {verdict}")
             });
-            if skip {
-                self.ghost.baseline_threshold.fetch_add(units, SEQ);
+            if let (true, Some(g)) = (skip, &self.ghost) {
+                g.baseline_threshold.fetch_add(units, SEQ);
                 self.coverage.hit(Event::Skip);
                 // A flush that has already read this CPU's counters will
                 // reset the value this decision read: the skipped units and
                 // this update are both left for a later flush.
-                if Ghost::get(&self.ghost.flushers_inside) > 0
-                    && Ghost::get(&self.ghost.flush_cursor) >= cpu as i64
-                {
+                if Ghost::get(&g.flushers_inside) > 0 && Ghost::get(&g.flush_cursor) >= cpu as i64 {
                     self.coverage.hit(Event::SkipRacedReset);
                 }
             }
@@ -241,14 +285,17 @@ impl<P: Platform> MemcgSystem<P> {
 
     /// `atomic_add(x / MEMCG_CHARGE_BATCH, &stats_flush_threshold)`.
     fn bump_threshold(&self, cpu: usize, units: i64) {
-        let ghost = |g: &Ghost| {
-            g.baseline_threshold.fetch_add(units, SEQ);
-            if g.flushers_inside.load(SEQ) > 0 {
-                g.added_during_flush.fetch_add(units, SEQ);
+        let ghost = |g: &Option<Ghost>| {
+            if let Some(g) = g {
+                g.baseline_threshold.fetch_add(units, SEQ);
+                if g.flushers_inside.load(SEQ) > 0 {
+                    g.added_during_flush.fetch_add(units, SEQ);
+                }
             }
         };
+        self.threshold_rmws[cpu].fetch_add(1, crate::platform::ghost::Ordering::Relaxed);
         match self.variant.bump {
-            BumpPolicy::AtomicAdd => self.ghost.step(|| {
+            BumpPolicy::AtomicAdd => self.step(|| {
                 atomic_add(units, &self.stats_flush_threshold);
                 ghost(&self.ghost);
                 self.tracer.record(Actor::Cpu(cpu), || {
@@ -256,11 +303,11 @@ impl<P: Platform> MemcgSystem<P> {
                 });
             }),
             BumpPolicy::LoadThenStore => {
-                let old = self.ghost.step(|| atomic_read(&self.stats_flush_threshold));
+                let old = self.step(|| atomic_read(&self.stats_flush_threshold));
                 self.tracer.record(Actor::Cpu(cpu), || {
                     format!("atomic_read(&stats_flush_threshold) = {old}")
                 });
-                self.ghost.step(|| {
+                self.step(|| {
                     atomic_set(&self.stats_flush_threshold, old + units);
                     ghost(&self.ghost);
                     self.tracer.record(Actor::Cpu(cpu), || {
@@ -275,20 +322,22 @@ impl<P: Platform> MemcgSystem<P> {
     /// `num_online_cpus()`. Returns the reader's decision.
     pub fn mem_cgroup_flush_stats(&self, who: Actor) -> bool {
         let n = self.num_online_cpus();
-        let threshold = self.ghost.step(|| {
+        let threshold = self.step(|| {
             let t = atomic_read(&self.stats_flush_threshold);
             self.tracer.record(who, || {
                 let verdict = if t > n { "flush" } else { "no flush" };
                 format!("atomic_read(&stats_flush_threshold) = {t}: {verdict}")
             });
-            let baseline = Ghost::get(&self.ghost.baseline_threshold);
-            if baseline != t {
-                self.coverage.hit(Event::ReaderSawSkippedUnits);
-            }
-            if self.armed(Property::NoLostFlush)
-                && P::BACKEND_KIND != crate::platform::BackendKind::Loom
-            {
-                property::no_lost_flush(t, baseline, n);
+            if let Some(g) = &self.ghost {
+                let baseline = Ghost::get(&g.baseline_threshold);
+                if baseline != t {
+                    self.coverage.hit(Event::ReaderSawSkippedUnits);
+                }
+                if self.armed(Property::NoLostFlush)
+                    && P::BACKEND_KIND != crate::platform::BackendKind::Loom
+                {
+                    property::no_lost_flush(t, baseline, n);
+                }
             }
             t
         });
@@ -318,27 +367,31 @@ impl<P: Platform> MemcgSystem<P> {
             }
             None => false,
         };
-        let inside = self.ghost.flushers_inside.fetch_add(1, SEQ) + 1;
-        if inside == 1 {
-            self.ghost.added_during_flush.store(0, SEQ);
-        }
-        if self.armed(Property::FlushExclusion) {
-            property::flush_exclusion(inside);
+        if let Some(g) = &self.ghost {
+            let inside = g.flushers_inside.fetch_add(1, SEQ) + 1;
+            if inside == 1 {
+                g.added_during_flush.store(0, SEQ);
+            }
+            if self.armed(Property::FlushExclusion) {
+                property::flush_exclusion(inside);
+            }
         }
         self.flush_next_time.set(2 * FLUSH_TIME);
         self.tracer
             .record(who, || format!("flush_next_time = {}", 2 * FLUSH_TIME));
         self.cgroup_rstat_flush_irqsafe(who, ROOT_MEM_CGROUP);
-        self.ghost.step(|| {
+        self.step(|| {
             atomic_set(&self.stats_flush_threshold, 0);
             self.tracer
                 .record(who, || "atomic_set(&stats_flush_threshold, 0)".into());
-            if self.ghost.added_during_flush.swap(0, SEQ) > 0 {
-                self.coverage.hit(Event::AddErasedByReset);
+            if let Some(g) = &self.ghost {
+                if g.added_during_flush.swap(0, SEQ) > 0 {
+                    self.coverage.hit(Event::AddErasedByReset);
+                }
+                g.baseline_threshold.store(0, SEQ);
+                g.flush_cursor.store(-1, SEQ);
+                g.flushers_inside.fetch_sub(1, SEQ);
             }
-            self.ghost.baseline_threshold.store(0, SEQ);
-            self.ghost.flush_cursor.store(-1, SEQ);
-            self.ghost.flushers_inside.fetch_sub(1, SEQ);
         });
         if locked {
             spin_unlock(&self.stats_flush_lock);
@@ -371,7 +424,9 @@ impl<P: Platform> MemcgSystem<P> {
                 self.mem_cgroup_css_rstat_flush(who, memcg, cpu);
             }
             // The ghost cursor moves once this CPU's counters have been read.
-            self.ghost.flush_cursor.store(cpu as i64, SEQ);
+            if let Some(g) = &self.ghost {
+                g.flush_cursor.store(cpu as i64, SEQ);
+            }
         }
         if locked {
             spin_unlock(&self.cgroup_rstat_lock);
@@ -434,8 +489,10 @@ impl<P: Platform> MemcgSystem<P> {
         let v = read_once(&self.memcgs[memcg].vmstats.state[idx]);
         self.tracer
             .record(who, || format!("READ_ONCE(vmstats.state[{idx}]) = {v}"));
-        if Ghost::get(&self.ghost.flushers_inside) > 0 {
-            self.coverage.hit(Event::ReadDuringFlush);
+        if let Some(g) = &self.ghost {
+            if Ghost::get(&g.flushers_inside) > 0 {
+                self.coverage.hit(Event::ReadDuringFlush);
+            }
         }
         v
     }

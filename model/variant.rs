@@ -28,6 +28,9 @@ pub enum SkipPolicy {
     /// Mutant: skip when `atomic_read() >= num_online_cpus()`; a reader
     /// (which needs `>`) can then wait forever at exactly the trigger.
     AtOrAboveTrigger,
+    /// Benchmark ceiling: never touch the global threshold (not even a
+    /// read); only the periodic work flushes.
+    Always,
 }
 
 impl SkipPolicy {
@@ -37,6 +40,7 @@ impl SkipPolicy {
             SkipPolicy::Never => false,
             SkipPolicy::AboveTrigger => threshold > num_online_cpus,
             SkipPolicy::AtOrAboveTrigger => threshold >= num_online_cpus,
+            SkipPolicy::Always => true,
         }
     }
 }
@@ -94,6 +98,8 @@ pub enum Kind {
     Kernel,
     /// A deliberately broken variant: must be killed.
     Mutant,
+    /// A performance bound for benchmarks; not in the checking matrix.
+    Bound,
 }
 
 /// A kernel version or a mutant.
@@ -141,6 +147,15 @@ impl Variant {
         kind: Kind::Kernel,
         summary: "873f64b791a2: skip atomic_add when stats_flush_threshold > num_online_cpus()",
         skip: SkipPolicy::AboveTrigger,
+        ..Variant::V5_19
+    };
+
+    /// The benchmark ceiling: per-CPU counting only, periodic flush only.
+    pub const NO_GLOBAL: Variant = Variant {
+        name: "no-global-accounting",
+        kind: Kind::Bound,
+        summary: "ceiling: no stats_flush_threshold traffic at all; only the periodic work flushes",
+        skip: SkipPolicy::Always,
         ..Variant::V5_19
     };
 

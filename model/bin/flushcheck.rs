@@ -154,6 +154,22 @@ enum Command {
         #[command(flatten)]
         matrix: Box<MatrixArgs>,
     },
+    /// Benchmark the hot path on real threads: v5.19, v6.0 and a
+    /// no-global-accounting ceiling, side by side.
+    Bench {
+        /// Thread counts (updater threads standing for CPUs).
+        #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2, 4, 8, 16, 32])]
+        threads: Vec<usize>,
+        /// __mod_memcg_state() calls per thread per run.
+        #[arg(long, default_value_t = 2_000_000)]
+        updates: usize,
+        /// Rounds; each runs the three variants back to back.
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Internal: run one cell given as JSON and print the result as JSON.
     #[command(name = "__cell", hide = true)]
     Cell {
@@ -669,6 +685,53 @@ fn report_cmd(out: &std::path::Path, args: &MatrixArgs) -> Result<ExitCode, Stri
     })
 }
 
+fn bench_cmd(threads: &[usize], updates: usize, reps: usize, json: bool) -> Result<ExitCode, String> {
+    if let Some(t) = threads.iter().find(|t| **t == 0 || **t > 1024) {
+        return Err(format!("--threads {t}: thread counts must be between 1 and 1024"));
+    }
+    if updates < 1024 {
+        return Err(format!("--updates {updates}: need at least 1024 updates per thread"));
+    }
+    let progress = |line: &str| eprintln!("{line}");
+    let rows = memcg_flush_model::bench::compare(threads, updates, reps, &progress);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "hot path: {updates} __mod_memcg_state() per thread, batch {}, every {}th update {} pages;",
+        memcg_flush_model::bench::MEMCG_CHARGE_BATCH,
+        memcg_flush_model::bench::HUGE_EVERY,
+        memcg_flush_model::bench::HUGE_VAL
+    );
+    println!("flusher every 2 ms, reader every 100 us; medians of {reps} interleaved rounds");
+    println!(
+        "{:>7} {:>12} {:>12} {:>12} {:>9} {:>9} {:>11} {:>11} {:>7}",
+        "threads", "v5.19 M/s", "v6.0 M/s", "ceiling M/s", "v6.0/5.19", "v6.0/ceil", "RMW/M 5.19", "RMW/M 6.0", "cut"
+    );
+    for r in &rows {
+        println!(
+            "{:>7} {:>12.2} {:>12.2} {:>12.2} {:>9.3} {:>9.3} {:>11.0} {:>11.0} {:>6.1}%",
+            r.threads,
+            r.v5_19 / 1e6,
+            r.v6_0 / 1e6,
+            r.ceiling / 1e6,
+            r.ratio_v6_0_over_v5_19,
+            r.v6_0_of_ceiling,
+            r.rmws_per_million_v5_19,
+            r.rmws_per_million_v6_0,
+            r.rmw_cut * 100.0
+        );
+    }
+    println!(
+        "RMW/M: threshold RMWs per million updates on a deterministic round-robin schedule\n\
+         (reader every {} updates, periodic flush every {}); the same on every machine.",
+        memcg_flush_model::bench::READ_EVERY,
+        memcg_flush_model::bench::FLUSH_EVERY
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_cell(spec: &str) -> ExitCode {
     quiet_panics();
     let cell = serde_json::from_str::<CellSpec>(spec)
@@ -721,6 +784,12 @@ fn main() -> ExitCode {
             width,
         }) => replay_cmd(token, *format, *width),
         Some(Command::Report { out, matrix }) => report_cmd(out, matrix),
+        Some(Command::Bench {
+            threads,
+            updates,
+            reps,
+            json,
+        }) => bench_cmd(threads, *updates, *reps, *json),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");
