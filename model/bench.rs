@@ -93,7 +93,10 @@ pub struct Measured {
 
 /// Run the hot path once for `variant`.
 pub fn run(variant: &Variant, hp: &HotPath) -> Measured {
-    let sys = Arc::new(MemcgSystem::<Std>::without_ghost(hp.config(), variant.clone()));
+    let sys = Arc::new(MemcgSystem::<Std>::without_ghost(
+        hp.config(),
+        variant.clone(),
+    ));
     let done = Arc::new(AtomicBool::new(false));
     let start_line = Arc::new(Barrier::new(hp.threads + 1));
     let updaters: Vec<_> = (0..hp.threads)
@@ -131,8 +134,16 @@ pub fn run(variant: &Variant, hp: &HotPath) -> Measured {
         .into_iter()
         .map(|u| u.join().expect("updater"))
         .collect();
-    let first = spans.iter().map(|s| s.0).min().expect("one updater at least");
-    let last = spans.iter().map(|s| s.1).max().expect("one updater at least");
+    let first = spans
+        .iter()
+        .map(|s| s.0)
+        .min()
+        .expect("one updater at least");
+    let last = spans
+        .iter()
+        .map(|s| s.1)
+        .max()
+        .expect("one updater at least");
     let seconds = (last - first).as_secs_f64();
     done.store(true, Ordering::Relaxed);
     flusher.join().expect("flusher");
@@ -151,7 +162,12 @@ pub fn run(variant: &Variant, hp: &HotPath) -> Measured {
 /// `threads` CPUs update in round-robin order, a reader calls
 /// `mem_cgroup_flush_stats()` after every `read_every` updates and the
 /// periodic work flushes after every `flush_every` updates.
-pub fn rmws_per_million(variant: &Variant, threads: usize, read_every: usize, flush_every: usize) -> f64 {
+pub fn rmws_per_million(
+    variant: &Variant,
+    threads: usize,
+    read_every: usize,
+    flush_every: usize,
+) -> f64 {
     const UPDATES: usize = 1 << 20;
     let hp = HotPath::new(threads, UPDATES / threads);
     let sys = MemcgSystem::<Std>::without_ghost(hp.config(), variant.clone());
@@ -206,7 +222,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Measure v5.19, v6.0 and the ceiling side by side: `reps` rounds, each
 /// running the three variants back to back, for every thread count.
-pub fn compare(threads: &[usize], updates: usize, reps: usize, progress: &dyn Fn(&str)) -> Vec<Row> {
+pub fn compare(
+    threads: &[usize],
+    updates: usize,
+    reps: usize,
+    progress: &dyn Fn(&str),
+) -> Vec<Row> {
     let variants = [Variant::V5_19, Variant::V6_0, Variant::NO_GLOBAL];
     threads
         .iter()

@@ -150,7 +150,9 @@ impl<P: Platform> MemcgSystem<P> {
         let cpus = cfg.cpus;
         MemcgSystem {
             memcgs: vec![MemCgroup::new(None, cpus)],
-            stats_updates: (0..cpus).map(|_| CachePadded::new(CpuLocal::new(0))).collect(),
+            stats_updates: (0..cpus)
+                .map(|_| CachePadded::new(CpuLocal::new(0)))
+                .collect(),
             stats_flush_threshold: CachePadded::new(Atomic::new(0)),
             threshold_rmws: (0..cpus).map(|_| CachePadded::default()).collect(),
             stats_flush_lock: SpinLock::new(),

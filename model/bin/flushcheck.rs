@@ -685,17 +685,29 @@ fn report_cmd(out: &std::path::Path, args: &MatrixArgs) -> Result<ExitCode, Stri
     })
 }
 
-fn bench_cmd(threads: &[usize], updates: usize, reps: usize, json: bool) -> Result<ExitCode, String> {
+fn bench_cmd(
+    threads: &[usize],
+    updates: usize,
+    reps: usize,
+    json: bool,
+) -> Result<ExitCode, String> {
     if let Some(t) = threads.iter().find(|t| **t == 0 || **t > 1024) {
-        return Err(format!("--threads {t}: thread counts must be between 1 and 1024"));
+        return Err(format!(
+            "--threads {t}: thread counts must be between 1 and 1024"
+        ));
     }
     if updates < 1024 {
-        return Err(format!("--updates {updates}: need at least 1024 updates per thread"));
+        return Err(format!(
+            "--updates {updates}: need at least 1024 updates per thread"
+        ));
     }
     let progress = |line: &str| eprintln!("{line}");
     let rows = memcg_flush_model::bench::compare(threads, updates, reps, &progress);
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -707,7 +719,15 @@ fn bench_cmd(threads: &[usize], updates: usize, reps: usize, json: bool) -> Resu
     println!("flusher every 2 ms, reader every 100 us; medians of {reps} interleaved rounds");
     println!(
         "{:>7} {:>12} {:>12} {:>12} {:>9} {:>9} {:>11} {:>11} {:>7}",
-        "threads", "v5.19 M/s", "v6.0 M/s", "ceiling M/s", "v6.0/5.19", "v6.0/ceil", "RMW/M 5.19", "RMW/M 6.0", "cut"
+        "threads",
+        "v5.19 M/s",
+        "v6.0 M/s",
+        "ceiling M/s",
+        "v6.0/5.19",
+        "v6.0/ceil",
+        "RMW/M 5.19",
+        "RMW/M 6.0",
+        "cut"
     );
     for r in &rows {
         println!(
