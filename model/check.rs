@@ -10,7 +10,7 @@ use std::process::Command;
 
 use crate::config::Config;
 use crate::platform::ghost::{Arc, Mutex};
-use crate::platform::{explore, Backend, Exploration, Outcome};
+use crate::platform::{explore, explore_shard, Backend, Exploration, Outcome, Shard};
 use crate::property::{self, Property};
 use crate::scenario::{FlushScenario, Observation};
 use crate::variant::{Kind, Variant};
@@ -81,6 +81,9 @@ pub struct Cell {
     pub expect: Expect,
     /// Whether the verdict meets the expectation.
     pub ok: bool,
+    /// Which part of a split shuttle search this is (0/1 when not split).
+    #[serde(default)]
+    pub shard: Shard,
 }
 
 /// Everything a matrix run needs.
@@ -98,6 +101,8 @@ pub struct Plan {
     pub budget: Duration,
     /// Worker threads.
     pub jobs: usize,
+    /// The part of every shuttle search to run (see [`Shard`]).
+    pub shard: Shard,
 }
 
 impl Plan {
@@ -131,6 +136,7 @@ impl Plan {
             backends: Plan::default_backends(1),
             budget: Duration::from_secs(60),
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            shard: Shard::default(),
         }
     }
 
@@ -138,6 +144,16 @@ impl Plan {
     pub fn validate(&self) -> Result<(), String> {
         for b in &self.backends {
             self.cfg.validate(b.max_threads(), b.name())?;
+            let shuttle = matches!(
+                b,
+                Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }
+            );
+            if self.shard.count > 1 && !shuttle {
+                return Err(format!(
+                    "--shard {}/{}: only shuttle searches can be split; add --backend shuttle-random,shuttle-pct",
+                    self.shard.index, self.shard.count
+                ));
+            }
         }
         Ok(())
     }
@@ -217,6 +233,18 @@ pub fn check_cell(
     backend: &Backend,
     budget: Duration,
 ) -> Cell {
+    check_cell_shard(cfg, variant, property, backend, budget, Shard::default())
+}
+
+/// Check one shard of a cell (shuttle searches only; see [`Shard`]).
+pub fn check_cell_shard(
+    cfg: &Config,
+    variant: &Variant,
+    property: Property,
+    backend: &Backend,
+    budget: Duration,
+    shard: Shard,
+) -> Cell {
     let differential = matches!(backend, Backend::Loom { .. }) && property == Property::NoLostFlush;
     let scenario = Arc::new(FlushScenario::new(
         cfg.clone(),
@@ -227,12 +255,15 @@ pub fn check_cell(
     let exploration = on_fresh_thread({
         let s = scenario.clone();
         let b = backend.clone();
-        move || explore(&b, budget, s)
+        move || explore_shard(&b, shard, budget, s)
     });
     let mut executions = exploration.executions;
     let mut seconds = exploration.elapsed.as_secs_f64();
     let (mut verdict, mut note) = judge(property, &exploration.outcome);
     let mut search = backend.search();
+    if shard.count > 1 {
+        search = format!("{search}, shard {}/{}", shard.index, shard.count);
+    }
     if differential && verdict == Verdict::Holds && !variant.same_policies(&Variant::V5_19) {
         let d = differential_verdict(cfg, variant, backend, budget, &scenario.observed());
         executions += d.executions;
@@ -266,6 +297,7 @@ pub fn check_cell(
         coverage: scenario.coverage.count(event),
         expect,
         ok,
+        shard,
     }
 }
 
@@ -398,18 +430,22 @@ pub struct CellSpec {
     pub backend: Backend,
     /// Time budget in seconds.
     pub budget_secs: f64,
+    /// The part of a split shuttle search.
+    #[serde(default)]
+    pub shard: Shard,
 }
 
 impl CellSpec {
     /// Run the cell in this process.
     pub fn run(&self) -> Result<Cell, String> {
         let variant = Variant::by_name(&self.variant)?;
-        Ok(check_cell(
+        Ok(check_cell_shard(
             &self.cfg,
             &variant,
             self.property,
             &self.backend,
             Duration::from_secs_f64(self.budget_secs),
+            self.shard,
         ))
     }
 }
@@ -473,6 +509,7 @@ fn failed_cell(spec: &CellSpec, why: String) -> Cell {
         coverage: 0,
         expect: Expect::Any,
         ok: false,
+        shard: spec.shard,
     }
 }
 
@@ -517,6 +554,7 @@ pub fn run_matrix(
                     property: p,
                     backend: b,
                     budget_secs: plan.budget.as_secs_f64(),
+                    shard: plan.shard,
                 };
                 let cell = executor.run(&spec);
                 if tx.send(((vi, pi, bi), cell)).is_err() {
@@ -540,4 +578,64 @@ pub fn run_matrix(
 /// designated kill happened.
 pub fn matrix_ok(cells: &[Cell]) -> bool {
     cells.iter().all(|c| c.ok)
+}
+
+/// Combine the cells of shard runs (`flushcheck --shard I/N --json`, one
+/// file per shard) into one cell per (variant, property, backend).
+///
+/// A combined cell is violated if any shard found a violation; it holds only
+/// if every shard `0..N` is present and held; otherwise it is inconclusive
+/// and says which shards are missing or cut short. Executions and seconds
+/// are summed (seconds are total machine time, not wall time).
+pub fn merge_shards(cells: &[Cell]) -> Vec<Cell> {
+    let mut groups: Vec<(String, Property, String, Vec<&Cell>)> = Vec::new();
+    for c in cells {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == c.variant && g.1 == c.property && g.2 == c.backend)
+        {
+            Some(g) => g.3.push(c),
+            None => groups.push((c.variant.clone(), c.property, c.backend.clone(), vec![c])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, _, _, parts)| {
+            let first = parts[0];
+            let count = first.shard.count;
+            let mut merged = first.clone();
+            merged.executions = parts.iter().map(|c| c.executions).sum();
+            merged.seconds = parts.iter().map(|c| c.seconds).sum();
+            merged.coverage = parts.iter().map(|c| c.coverage).sum();
+            merged.shard = Shard::default();
+            merged.search = first
+                .search
+                .split(", shard ")
+                .next()
+                .unwrap_or("")
+                .to_string()
+                + &format!(" (merged from {} of {count} shards)", parts.len());
+            let present: BTreeSet<u64> = parts.iter().map(|c| c.shard.index).collect();
+            let missing: Vec<u64> = (0..count).filter(|i| !present.contains(i)).collect();
+            if let Some(v) = parts.iter().find(|c| c.verdict == Verdict::Violated) {
+                merged.verdict = Verdict::Violated;
+                merged.note = v.note.clone();
+            } else if !missing.is_empty() || parts.iter().any(|c| c.shard.count != count) {
+                merged.verdict = Verdict::Inconclusive;
+                merged.note = Some(format!("shards missing: {missing:?} of {count}"));
+            } else if let Some(c) = parts.iter().find(|c| c.verdict == Verdict::Inconclusive) {
+                merged.verdict = Verdict::Inconclusive;
+                merged.note = c.note.clone();
+            } else {
+                merged.verdict = Verdict::Holds;
+                merged.note = None;
+            }
+            merged.ok = match merged.expect {
+                Expect::Holds => merged.verdict == Verdict::Holds,
+                Expect::Killed => merged.verdict == Verdict::Violated,
+                Expect::Any => true,
+            };
+            merged
+        })
+        .collect()
 }

@@ -30,6 +30,7 @@ pub mod ghost;
 pub mod kernel;
 pub mod litmus;
 pub mod memcontrol;
+pub mod perf;
 pub mod platform;
 pub mod property;
 pub mod scenario;

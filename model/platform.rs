@@ -416,9 +416,135 @@ pub struct Exploration {
 
 const BUDGET_PANIC: &str = "flushcheck: time budget exhausted";
 
+/// One part of a search split over machines: shard `index` of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: u64,
+    /// How many shards the search is split into.
+    pub count: u64,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard { index: 0, count: 1 }
+    }
+}
+
+impl Shard {
+    /// Parse `I/N`; the error is one line.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard {s}: expected I/N with 0 <= I < N, e.g. 0/4");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The schedules of a `total`-schedule search this shard runs.
+    pub fn iterations(&self, total: usize) -> usize {
+        let (i, n, t) = (self.index as usize, self.count as usize, total);
+        t / n + usize::from(i < t % n)
+    }
+}
+
+/// A 64-bit mix (splitmix64) of a seed and a schedule number.
+fn mix(seed: u64, j: u64) -> u64 {
+    let mut z = seed ^ j.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// shuttle's random scheduler, re-seeded for every schedule: schedule `j`
+/// of a search with seed `s` is drawn from `mix(s, j)`. A search split into
+/// shards (schedule `j` runs in shard `j mod N`) therefore runs exactly the
+/// schedules of the unsplit search.
+struct PerSchedule {
+    seed: u64,
+    next: u64,
+    step: u64,
+    end: u64,
+    current: Option<shuttle::scheduler::RandomScheduler>,
+}
+
+impl shuttle::scheduler::Scheduler for PerSchedule {
+    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
+        if self.next >= self.end {
+            return None;
+        }
+        let mut s =
+            shuttle::scheduler::RandomScheduler::new_from_seed(mix(self.seed, self.next), 1);
+        self.next += self.step;
+        let schedule = s.new_execution();
+        self.current = Some(s);
+        schedule
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&shuttle::scheduler::Task],
+        current: Option<shuttle::scheduler::TaskId>,
+        is_yielding: bool,
+    ) -> Option<shuttle::scheduler::TaskId> {
+        self.current
+            .as_mut()?
+            .next_task(runnable, current, is_yielding)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.current.as_mut().map_or(0, |s| s.next_u64())
+    }
+}
+
+/// The shuttle scheduler for `backend` (a shuttle backend) and `shard`.
+fn shuttle_scheduler(
+    backend: &Backend,
+    shard: Shard,
+) -> Box<dyn shuttle::scheduler::Scheduler + Send> {
+    match *backend {
+        Backend::ShuttleRandom { iterations, seed } => Box::new(PerSchedule {
+            seed,
+            next: shard.index,
+            step: shard.count,
+            end: iterations as u64,
+            current: None,
+        }),
+        // PCT learns the schedule length from its earlier schedules, so it
+        // cannot be re-seeded per schedule: shards are independent PCT
+        // searches with seeds of their own.
+        Backend::ShuttlePct {
+            iterations,
+            depth,
+            seed,
+        } => Box::new(shuttle::scheduler::PctScheduler::new_from_seed(
+            if shard.count == 1 {
+                seed
+            } else {
+                mix(seed, shard.index)
+            },
+            depth,
+            shard.iterations(iterations),
+        )),
+        _ => panic!("not a shuttle backend: {backend}"),
+    }
+}
+
 /// Run `scenario` under `backend` until the planned search ends, an execution
 /// fails, or `budget` runs out (reported as [`Outcome::CutShort`]).
 pub fn explore<S: Scenario>(backend: &Backend, budget: Duration, scenario: Arc<S>) -> Exploration {
+    explore_shard(backend, Shard::default(), budget, scenario)
+}
+
+/// [`explore`] for one shard of a shuttle search (loom and std ignore it).
+pub fn explore_shard<S: Scenario>(
+    backend: &Backend,
+    shard: Shard,
+    budget: Duration,
+    scenario: Arc<S>,
+) -> Exploration {
     let start = Instant::now();
     let count = Arc::new(ghost::AtomicU64::new(0));
     let counter = count.clone();
@@ -438,17 +564,8 @@ pub fn explore<S: Scenario>(backend: &Backend, budget: Duration, scenario: Arc<S
                 scenario.run::<Loom>();
             });
         }
-        Backend::ShuttleRandom { iterations, seed } => {
-            let sched = shuttle::scheduler::RandomScheduler::new_from_seed(seed, iterations);
-            shuttle_run(sched, budget, counter, scenario);
-        }
-        Backend::ShuttlePct {
-            iterations,
-            depth,
-            seed,
-        } => {
-            let sched = shuttle::scheduler::PctScheduler::new_from_seed(seed, depth, iterations);
-            shuttle_run(sched, budget, counter, scenario);
+        b @ (Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }) => {
+            shuttle_run(shuttle_scheduler(&b, shard), budget, counter, scenario);
         }
         Backend::Std { iterations } => {
             for _ in 0..iterations {
@@ -462,6 +579,7 @@ pub fn explore<S: Scenario>(backend: &Backend, budget: Duration, scenario: Arc<S
     }));
     classify(
         backend,
+        shard,
         budget,
         start,
         count.load(Ordering::Relaxed),
@@ -472,6 +590,7 @@ pub fn explore<S: Scenario>(backend: &Backend, budget: Duration, scenario: Arc<S
 /// Turn a caught run into an [`Exploration`].
 fn classify(
     backend: &Backend,
+    shard: Shard,
     budget: Duration,
     start: Instant,
     executions: u64,
@@ -481,7 +600,9 @@ fn classify(
         Ok(()) => {
             let planned = match backend {
                 Backend::ShuttleRandom { iterations, .. }
-                | Backend::ShuttlePct { iterations, .. } => Some(*iterations as u64),
+                | Backend::ShuttlePct { iterations, .. } => {
+                    Some(shard.iterations(*iterations) as u64)
+                }
                 _ => None,
             };
             match planned {
@@ -629,21 +750,7 @@ pub fn shuttle_find<S: Scenario>(
     budget: Duration,
     scenario: Arc<S>,
 ) -> (Exploration, Option<ShuttleSchedule>) {
-    let inner: Box<dyn shuttle::scheduler::Scheduler + Send> = match backend {
-        Backend::ShuttleRandom { iterations, seed } => Box::new(
-            shuttle::scheduler::RandomScheduler::new_from_seed(*seed, *iterations),
-        ),
-        Backend::ShuttlePct {
-            iterations,
-            depth,
-            seed,
-        } => Box::new(shuttle::scheduler::PctScheduler::new_from_seed(
-            *seed,
-            *depth,
-            *iterations,
-        )),
-        _ => panic!("shuttle_find needs a shuttle backend, not {backend}"),
-    };
+    let inner = shuttle_scheduler(backend, Shard::default());
     let current = Arc::new(ghost::Mutex::new(ShuttleSchedule {
         seed: 0,
         steps: Vec::new(),
@@ -841,6 +948,7 @@ fn run_catching(
     let result = panic::catch_unwind(AssertUnwindSafe(move || f(counter)));
     classify(
         backend,
+        Shard::default(),
         budget,
         start,
         count.load(Ordering::Relaxed),

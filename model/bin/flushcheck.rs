@@ -10,7 +10,7 @@ use clap::Parser;
 
 use memcg_flush_model::check::{matrix_ok, run_matrix, Cell, CellSpec, Executor, Expect, Plan};
 use memcg_flush_model::explain::{self, Counterexample, Explained, Search};
-use memcg_flush_model::platform::{quiet_panics, Backend};
+use memcg_flush_model::platform::{quiet_panics, Backend, Shard};
 use memcg_flush_model::{Config, Property, Variant, Verdict};
 
 /// Model-check the memcg stats flush protocol (v5.19 vs v6.0, 873f64b791a2)
@@ -128,6 +128,9 @@ struct MatrixArgs {
     /// Run cells on threads of this process instead of worker processes.
     #[arg(long)]
     in_process: bool,
+    /// Run only part I of N of every shuttle search (see `merge`).
+    #[arg(long, value_parser = Shard::parse)]
+    shard: Option<Shard>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -166,6 +169,32 @@ enum Command {
         /// Rounds; each runs the three variants back to back.
         #[arg(long, default_value_t = 3)]
         reps: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure the checkers: executions per second per backend, time to
+    /// the first counterexample per mutant over seeds, and search growth.
+    Perf {
+        /// Seeds per shuttle kill measurement.
+        #[arg(long, default_value_t = 10)]
+        seeds: u64,
+        /// Time cap per growth-table search, in seconds.
+        #[arg(long, default_value_t = 20)]
+        growth_budget: u64,
+        /// Leave out the growth table (it takes minutes).
+        #[arg(long)]
+        no_growth: bool,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
+    /// matrix.
+    Merge {
+        /// JSON files, one per shard.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -292,6 +321,7 @@ fn build_plan(args: &MatrixArgs) -> Result<Plan, String> {
         }
         plan.jobs = j;
     }
+    plan.shard = args.shard.unwrap_or_default();
     plan.validate()?;
     Ok(plan)
 }
@@ -752,6 +782,127 @@ fn bench_cmd(
     Ok(ExitCode::SUCCESS)
 }
 
+fn perf_cmd(
+    seeds: u64,
+    growth_budget: u64,
+    no_growth: bool,
+    json: bool,
+) -> Result<ExitCode, String> {
+    use memcg_flush_model::perf;
+    if seeds == 0 || growth_budget == 0 {
+        return Err("--seeds/--growth-budget 0: need at least 1".into());
+    }
+    quiet_panics();
+    let cfg = Config::default();
+    eprintln!("measuring throughput ...");
+    let through = perf::throughput(&cfg);
+    eprintln!("measuring time to first counterexample ...");
+    let kills = perf::time_to_kill(&cfg, seeds);
+    let growth = if no_growth {
+        Vec::new()
+    } else {
+        eprintln!("measuring growth (up to {growth_budget} s per search) ...");
+        perf::growth(Duration::from_secs(growth_budget))
+    };
+    if json {
+        let v = serde_json::json!({"throughput": through, "time_to_kill": kills, "growth": growth});
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("Checker throughput, v6.0 / conservation, default configuration ({cfg})");
+    println!(
+        "{:<15} {:>10} {:>8} {:>10}  search",
+        "backend", "executions", "seconds", "exec/s"
+    );
+    for t in &through {
+        println!(
+            "{:<15} {:>10} {:>8.2} {:>10.0}  {}",
+            t.backend, t.executions, t.seconds, t.per_sec, t.search
+        );
+    }
+    println!();
+    println!(
+        "Time to the first counterexample (median [min, max] over seeds; loom is deterministic)"
+    );
+    println!(
+        "{:<23} {:<15} {:<14} {:>6} {:>22} {:>26}",
+        "mutant", "property", "backend", "killed", "executions", "seconds"
+    );
+    for k in &kills {
+        println!(
+            "{:<23} {:<15} {:<14} {:>6} {:>22} {:>26}",
+            k.variant,
+            k.property.name(),
+            k.backend,
+            format!("{}/{}", k.killed, k.seeds),
+            format!(
+                "{} [{}, {}]",
+                k.executions[0], k.executions[1], k.executions[2]
+            ),
+            format!(
+                "{:.4} [{:.4}, {:.4}]",
+                k.seconds[0], k.seconds[1], k.seconds[2]
+            ),
+        );
+    }
+    if !growth.is_empty() {
+        println!();
+        println!("Growth: v6.0 / conservation, one reader, no periodic flusher, val=2,3, batch 1");
+        println!(
+            "{:>4} {:>7}  {:<58} {:>10} {:>8}  done",
+            "cpus", "updates", "search", "executions", "seconds"
+        );
+        for g in &growth {
+            println!(
+                "{:>4} {:>7}  {:<58} {:>10} {:>8.2}  {}",
+                g.cpus,
+                g.updates,
+                g.search,
+                g.executions,
+                g.seconds,
+                match (&g.note, g.finished) {
+                    (_, true) => "yes".to_string(),
+                    (Some(n), false) => truncate(n, 60),
+                    (None, false) => "no".to_string(),
+                }
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn merge_cmd(files: &[std::path::PathBuf], json: bool) -> Result<ExitCode, String> {
+    let mut cells: Vec<Cell> = Vec::new();
+    for f in files {
+        let text =
+            std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        let part: Vec<Cell> = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a flushcheck --json matrix: {e}", f.display()))?;
+        cells.extend(part);
+    }
+    let merged = memcg_flush_model::check::merge_shards(&cells);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&merged).map_err(|e| e.to_string())?
+        );
+    } else {
+        let mut plan = Plan::new(Config::default());
+        plan.backends.clear();
+        plan.properties = Property::ALL.to_vec();
+        print!("{}", table(&plan, &merged, true));
+        print!("{}", summary(&merged, Duration::ZERO));
+    }
+    Ok(if matrix_ok(&merged) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 fn run_cell(spec: &str) -> ExitCode {
     quiet_panics();
     let cell = serde_json::from_str::<CellSpec>(spec)
@@ -804,6 +955,13 @@ fn main() -> ExitCode {
             width,
         }) => replay_cmd(token, *format, *width),
         Some(Command::Report { out, matrix }) => report_cmd(out, matrix),
+        Some(Command::Perf {
+            seeds,
+            growth_budget,
+            no_growth,
+            json,
+        }) => perf_cmd(*seeds, *growth_budget, *no_growth, *json),
+        Some(Command::Merge { files, json }) => merge_cmd(files, *json),
         Some(Command::Bench {
             threads,
             updates,
