@@ -458,16 +458,26 @@ fn mix(seed: u64, j: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// shuttle's random scheduler, re-seeded for every schedule: schedule `j`
-/// of a search with seed `s` is drawn from `mix(s, j)`. A search split into
-/// shards (schedule `j` runs in shard `j mod N`) therefore runs exactly the
-/// schedules of the unsplit search.
+/// A uniformly random scheduler (the policy of shuttle's `RandomScheduler`)
+/// re-seeded for every schedule: schedule `j` of a search with seed `s`
+/// draws from `mix(s, j)`. A search split into shards (schedule `j` runs in
+/// shard `j mod N`) therefore runs exactly the schedules of the unsplit
+/// search. (shuttle's own `RandomScheduler` cannot be re-seeded this way:
+/// dropping one mid-search prints its seed as a failure, and
+/// `SHUTTLE_RANDOM_SEED` would override every seed.)
 struct PerSchedule {
     seed: u64,
     next: u64,
     step: u64,
     end: u64,
-    current: Option<shuttle::scheduler::RandomScheduler>,
+    rng: u64,
+}
+
+impl PerSchedule {
+    fn draw(&mut self) -> u64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix(self.rng, 0)
+    }
 }
 
 impl shuttle::scheduler::Scheduler for PerSchedule {
@@ -475,27 +485,24 @@ impl shuttle::scheduler::Scheduler for PerSchedule {
         if self.next >= self.end {
             return None;
         }
-        let mut s =
-            shuttle::scheduler::RandomScheduler::new_from_seed(mix(self.seed, self.next), 1);
+        let seed = mix(self.seed, self.next);
         self.next += self.step;
-        let schedule = s.new_execution();
-        self.current = Some(s);
-        schedule
+        self.rng = seed;
+        Some(shuttle::scheduler::Schedule::new(seed))
     }
 
     fn next_task(
         &mut self,
         runnable: &[&shuttle::scheduler::Task],
-        current: Option<shuttle::scheduler::TaskId>,
-        is_yielding: bool,
+        _current: Option<shuttle::scheduler::TaskId>,
+        _is_yielding: bool,
     ) -> Option<shuttle::scheduler::TaskId> {
-        self.current
-            .as_mut()?
-            .next_task(runnable, current, is_yielding)
+        let i = (self.draw() % runnable.len() as u64) as usize;
+        Some(runnable.get(i)?.id())
     }
 
     fn next_u64(&mut self) -> u64 {
-        self.current.as_mut().map_or(0, |s| s.next_u64())
+        self.draw()
     }
 }
 
@@ -510,7 +517,7 @@ fn shuttle_scheduler(
             next: shard.index,
             step: shard.count,
             end: iterations as u64,
-            current: None,
+            rng: 0,
         }),
         // PCT learns the schedule length from its earlier schedules, so it
         // cannot be re-seeded per schedule: shards are independent PCT
