@@ -23,16 +23,20 @@ use crate::platform::{BackendKind, Platform};
 pub enum Event {
     /// `memcg_rstat_updated()` skipped its `atomic_add`.
     Skip,
-    /// A skip decided while a flush that had already read this CPU's
-    /// counters was about to reset the threshold: the race behind
-    /// `no_lost_flush` (the skipped units are erased by the reset, and the
-    /// update is not in the aggregate).
+    /// An update skipped its add although the threshold it read was, or
+    /// was about to be, reset by a flush that did not see this update's
+    /// per-CPU write: the race behind `no_lost_flush`. Counted at the reset
+    /// (skip, then reset, in execution order) or at the skip (the read
+    /// returned a value from before a reset that had already happened, which
+    /// only loom's weak memory allows).
     SkipRacedReset,
     /// A reader decided while skipped increments were outstanding (the ghost
-    /// baseline differed from the real threshold).
+    /// baseline differed from the value read). Schedule-based: under loom a
+    /// stale read also counts.
     ReaderSawSkippedUnits,
-    /// An update's per-CPU write landed on a CPU the running flush had
-    /// already read: it must be picked up by a later flush.
+    /// A flush finished without an update whose per-CPU write had already
+    /// happened in execution order (the flush read that counter earlier, or,
+    /// under loom, read an older value): a later flush must pick it up.
     UpdateBehindFlusher,
     /// An `atomic_add` landed during a flush and was erased by its reset.
     AddErasedByReset,
@@ -103,20 +107,32 @@ pub struct Ghost {
     pub baseline_threshold: AtomicI64,
     /// Flushers between their trylock and their unlock.
     pub flushers_inside: AtomicI64,
-    /// The highest CPU whose counters the running flush has read, or -1.
-    pub flush_cursor: AtomicI64,
+    /// `stats_flush_threshold` as it stands in execution order. Under loom a
+    /// load may return an older value than this.
+    pub threshold_mirror: AtomicI64,
+    /// Per CPU: the running sum of its updates, in execution order.
+    pub written: Vec<AtomicI64>,
+    /// Per CPU: the value the running flush read from its counter.
+    pub seen_by_flush: Vec<AtomicI64>,
+    /// Per CPU: the running sum that included its latest skipping update
+    /// since the last reset, or `i64::MIN`.
+    pub skipped_at: Vec<AtomicI64>,
     /// Threshold units added since the running flush started.
     pub added_during_flush: AtomicI64,
 }
 
 impl Ghost {
     /// Fresh ghost state for one execution on platform `P`.
-    pub fn new<P: Platform>() -> Self {
+    pub fn new<P: Platform>(cpus: usize) -> Self {
+        let per_cpu = |v: i64| (0..cpus).map(|_| AtomicI64::new(v)).collect();
         Ghost {
             lock: (P::BACKEND_KIND == BackendKind::Std).then(|| Mutex::new(())),
             baseline_threshold: AtomicI64::new(0),
             flushers_inside: AtomicI64::new(0),
-            flush_cursor: AtomicI64::new(-1),
+            threshold_mirror: AtomicI64::new(0),
+            written: per_cpu(0),
+            seen_by_flush: per_cpu(0),
+            skipped_at: per_cpu(i64::MIN),
             added_during_flush: AtomicI64::new(0),
         }
     }

@@ -158,7 +158,7 @@ impl<P: Platform> MemcgSystem<P> {
             stats_flush_lock: SpinLock::new(),
             flush_next_time: Locked::new(0),
             cgroup_rstat_lock: SpinLock::new(),
-            ghost: Some(Ghost::new::<P>()),
+            ghost: Some(Ghost::new::<P>(cpus)),
             coverage,
             armed,
             tracer,
@@ -221,9 +221,7 @@ impl<P: Platform> MemcgSystem<P> {
             format!("__this_cpu_add(state[{idx}], {val})")
         });
         if let Some(g) = &self.ghost {
-            if Ghost::get(&g.flush_cursor) >= cpu as i64 {
-                self.coverage.hit(Event::UpdateBehindFlusher);
-            }
+            g.written[cpu].fetch_add(val, SEQ);
         }
         self.memcg_rstat_updated(cpu, memcg, val);
     }
@@ -274,10 +272,9 @@ impl<P: Platform> MemcgSystem<P> {
             if let (true, Some(g)) = (skip, &self.ghost) {
                 g.baseline_threshold.fetch_add(units, SEQ);
                 self.coverage.hit(Event::Skip);
-                // A flush that has already read this CPU's counters will
-                // reset the value this decision read: the skipped units and
-                // this update are both left for a later flush.
-                if Ghost::get(&g.flushers_inside) > 0 && Ghost::get(&g.flush_cursor) >= cpu as i64 {
+                g.skipped_at[cpu].store(Ghost::get(&g.written[cpu]), SEQ);
+                let stale = threshold > Ghost::get(&g.threshold_mirror);
+                if stale && Ghost::get(&g.seen_by_flush[cpu]) < Ghost::get(&g.written[cpu]) {
                     self.coverage.hit(Event::SkipRacedReset);
                 }
             }
@@ -290,6 +287,7 @@ impl<P: Platform> MemcgSystem<P> {
         let ghost = |g: &Option<Ghost>| {
             if let Some(g) = g {
                 g.baseline_threshold.fetch_add(units, SEQ);
+                g.threshold_mirror.fetch_add(units, SEQ);
                 if g.flushers_inside.load(SEQ) > 0 {
                     g.added_during_flush.fetch_add(units, SEQ);
                 }
@@ -312,6 +310,9 @@ impl<P: Platform> MemcgSystem<P> {
                 self.step(|| {
                     atomic_set(&self.stats_flush_threshold, old + units);
                     ghost(&self.ghost);
+                    if let Some(g) = &self.ghost {
+                        g.threshold_mirror.store(old + units, SEQ);
+                    }
                     self.tracer.record(Actor::Cpu(cpu), || {
                         format!("atomic_set(&stats_flush_threshold, {})", old + units)
                     });
@@ -378,9 +379,10 @@ impl<P: Platform> MemcgSystem<P> {
                 property::flush_exclusion(inside);
             }
         }
-        self.flush_next_time.set(2 * FLUSH_TIME);
+        // Recorded first: under loom a racing store panics inside set().
         self.tracer
             .record(who, || format!("flush_next_time = {}", 2 * FLUSH_TIME));
+        self.flush_next_time.set(2 * FLUSH_TIME);
         self.cgroup_rstat_flush_irqsafe(who, ROOT_MEM_CGROUP);
         self.step(|| {
             atomic_set(&self.stats_flush_threshold, 0);
@@ -391,7 +393,18 @@ impl<P: Platform> MemcgSystem<P> {
                     self.coverage.hit(Event::AddErasedByReset);
                 }
                 g.baseline_threshold.store(0, SEQ);
-                g.flush_cursor.store(-1, SEQ);
+                g.threshold_mirror.store(0, SEQ);
+                // What this flush left behind, judged by the values it read.
+                let missed = |c: usize| Ghost::get(&g.seen_by_flush[c]);
+                if (0..self.cfg.cpus).any(|c| missed(c) < Ghost::get(&g.written[c])) {
+                    self.coverage.hit(Event::UpdateBehindFlusher);
+                }
+                if (0..self.cfg.cpus).any(|c| missed(c) < Ghost::get(&g.skipped_at[c])) {
+                    self.coverage.hit(Event::SkipRacedReset);
+                }
+                for c in &g.skipped_at {
+                    c.store(i64::MIN, SEQ);
+                }
                 g.flushers_inside.fetch_sub(1, SEQ);
             }
         });
@@ -426,9 +439,6 @@ impl<P: Platform> MemcgSystem<P> {
                 self.mem_cgroup_css_rstat_flush(who, memcg, cpu);
             }
             // The ghost cursor moves once this CPU's counters have been read.
-            if let Some(g) = &self.ghost {
-                g.flush_cursor.store(cpu as i64, SEQ);
-            }
         }
         if locked {
             spin_unlock(&self.cgroup_rstat_lock);
@@ -448,6 +458,9 @@ impl<P: Platform> MemcgSystem<P> {
                 m.vmstats.state_pending[i].set(0);
             }
             let v = read_once(&statc.state[i]);
+            if let (Some(g), ROOT_MEM_CGROUP) = (&self.ghost, memcg) {
+                g.seen_by_flush[cpu].store(v, SEQ);
+            }
             self.tracer
                 .record(who, || format!("READ_ONCE(CPU {cpu} state[{i}]) = {v}"));
             let prev = statc.state_prev[i].get();

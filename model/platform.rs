@@ -559,9 +559,7 @@ pub fn explore_shard<S: Scenario>(
     let backend_c = backend.clone();
     let result = panic::catch_unwind(AssertUnwindSafe(move || match backend_c {
         Backend::Loom { preemption_bound } => {
-            let mut builder = loom::model::Builder::new();
-            builder.preemption_bound = preemption_bound;
-            builder.max_branches = 100_000;
+            let builder = loom_builder(preemption_bound);
             builder.check(move || {
                 if counter.fetch_add(1, Ordering::Relaxed).is_multiple_of(64)
                     && Instant::now() > deadline
@@ -669,6 +667,24 @@ pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// A loom builder for one planned search.
+///
+/// `Builder::new()` reads the `LOOM_*` environment variables. The ones that
+/// would end a search early without saying so (`LOOM_MAX_PERMUTATIONS`,
+/// `LOOM_MAX_DURATION`) or resume it from elsewhere
+/// (`LOOM_CHECKPOINT_FILE`) are cleared here: flushcheck's own budget and
+/// replay tokens do those jobs and report them. `LOOM_LOG` and
+/// `LOOM_LOCATION` keep their effect.
+fn loom_builder(bound: Option<usize>) -> loom::model::Builder {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = bound;
+    builder.max_branches = 100_000;
+    builder.max_permutations = None;
+    builder.max_duration = None;
+    builder.checkpoint_file = None;
+    builder
+}
+
 /// Silence the default panic output of model threads.
 ///
 /// Violations are reported through [`Exploration`], so the backtrace text
@@ -676,6 +692,13 @@ pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
 /// hook once per process on its first run; a one-iteration warm-up run makes
 /// that happen first, so ours replaces it.
 pub fn quiet_panics() {
+    // shuttle's schedulers replace their seed with SHUTTLE_RANDOM_SEED; the
+    // seeds flushcheck prints must be the seeds it used, so that is
+    // dropped. NOTE: call before any thread is spawned.
+    if std::env::var_os("SHUTTLE_RANDOM_SEED").is_some() {
+        eprintln!("flushcheck: ignoring SHUTTLE_RANDOM_SEED; use --seed");
+        std::env::remove_var("SHUTTLE_RANDOM_SEED");
+    }
     let mut config = shuttle::Config::new();
     config.silence_warnings = true;
     shuttle::Runner::new(
@@ -873,9 +896,7 @@ pub fn loom_find<S: Scenario>(
         },
         budget,
         move |counter| {
-            let mut builder = loom::model::Builder::new();
-            builder.preemption_bound = bound;
-            builder.max_branches = 100_000;
+            let mut builder = loom_builder(bound);
             builder.checkpoint_file = Some(path);
             builder.checkpoint_interval = 1;
             let deadline = Instant::now() + budget;
@@ -917,9 +938,7 @@ pub fn loom_replay<S: Scenario>(
         },
         Duration::from_secs(60),
         move |counter| {
-            let mut builder = loom::model::Builder::new();
-            builder.preemption_bound = bound;
-            builder.max_branches = 100_000;
+            let mut builder = loom_builder(bound);
             builder.checkpoint_file = Some(path);
             builder.checkpoint_interval = 1;
             // The limit is checked before each execution: 2 runs exactly one.

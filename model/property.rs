@@ -169,7 +169,12 @@ pub fn attribute(message: &str) -> Option<Property> {
 
 /// A one-line violation message that starts with the property's name.
 pub fn explain(p: Property, message: &str) -> String {
-    let line = message.lines().next().unwrap_or("").trim();
+    // loom starts some messages with a newline (LOOM_LOCATION).
+    let line = message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     if line.starts_with(&format!("{}:", p.name())) {
         line.to_string()
     } else if line.contains("Causality violation") {

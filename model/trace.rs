@@ -103,7 +103,8 @@ pub fn render_columns(initial: &str, steps: &[Step], predicate: &str, width: usi
     actors.dedup();
     let n = actors.len().max(1);
     let num_w = steps.len().to_string().len().max(2);
-    // Four or more columns at the minimum width still fit 100 columns.
+    // Four columns at the minimum width still fit 100; five do not (the
+    // diagram is then wider, as the threads require).
     let gutter = if n >= 4 { 1 } else { 2 };
     let natural = steps.iter().map(|s| s.text.len()).max().unwrap_or(8);
     let avail = width.saturating_sub(num_w + 1 + gutter * (n - 1)) / n;

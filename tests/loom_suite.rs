@@ -50,7 +50,11 @@ fn assert_kernel_holds(cells: &[Value], exhaustive: bool, covered: &[&str]) {
     }
 }
 
-const ONE_FLUSHER: &[&str] = &["no_lost_flush", "conservation"];
+/// With one concurrent flusher, unbounded loom explores only 20 v6.0
+/// executions with a skip on the default values, none of them racing a
+/// reset (shuttle PCT sees the race 851 times in 20,000 schedules of the same
+/// configuration), so only conservation's race is required here.
+const ONE_FLUSHER: &[&str] = &["conservation"];
 const ALL: &[&str] = &[
     "no_lost_flush",
     "conservation",

@@ -38,7 +38,7 @@ struct ConfigArgs {
     updates: usize,
     /// Update values, comma-separated, cycled over all updates in CPU order;
     /// |val| > batch is a huge page.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true,
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true,
           default_values_t = Config::default().vals)]
     val: Vec<i64>,
     /// Reader threads (memory.stat-style).
@@ -404,13 +404,23 @@ fn summary(cells: &[Cell], elapsed: Duration) -> String {
         .filter(|c| c.expect == Expect::Killed && !c.ok)
         .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
         .collect();
+    let unseen = cells
+        .iter()
+        .filter(|c| {
+            c.note
+                .as_deref()
+                .is_some_and(|n| n.starts_with("race not seen"))
+        })
+        .count();
     let mut out = format!(
-        "{} cells in {:.1} s: kernel-variant violations {}, mutant survivals {}, inconclusive {}\n",
+        "{} cells in {:.1} s: kernel-variant violations {}, mutant survivals {}, inconclusive {}, \
+         holds with the race not seen {}\n",
         cells.len(),
         elapsed.as_secs_f64(),
         kernel_bad,
         survived.len(),
-        inconclusive
+        inconclusive,
+        unseen
     );
     for s in survived {
         let _ = writeln!(out, "  survived: {s}");
@@ -550,7 +560,7 @@ fn render(c: &Counterexample, format: Format, width: usize) -> Result<String, St
                 }
             }
             let _ = writeln!(out, "\n```text\n{}```\n", c.diagram(width));
-            let _ = writeln!(out, "Replay:\n\n```sh\n{}\n```\n", c.replay_command());
+            let _ = writeln!(out, "Replay:\n\n```text\n{}\n```\n", c.replay_command());
             match c.litmus() {
                 Ok(l) => {
                     let _ = writeln!(
@@ -573,6 +583,9 @@ fn explain_cmd(a: &ExplainArgs) -> Result<ExitCode, String> {
     let property = Property::by_name(&a.property)?;
     if a.budget == 0 {
         return Err("--budget 0: the time budget must be at least 1 second".into());
+    }
+    if a.runs == 0 || a.shuttle_iterations == 0 || a.pct_depth == 0 {
+        return Err("--runs/--shuttle-iterations/--pct-depth 0: need at least 1".into());
     }
     let shuttle = |name: &str| match name {
         "shuttle-random" => Some(Backend::ShuttleRandom {
@@ -648,7 +661,8 @@ fn explain_cmd(a: &ExplainArgs) -> Result<ExitCode, String> {
 }
 
 fn replay_cmd(token: &str, format: Format, width: usize) -> Result<ExitCode, String> {
-    explain::Replay::from_token(token)?;
+    let r = explain::Replay::from_token(token)?;
+    Variant::by_name(&r.variant)?;
     quiet_panics();
     match explain::replay(token) {
         Ok(c) => {
