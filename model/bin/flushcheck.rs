@@ -413,8 +413,8 @@ fn summary(cells: &[Cell], elapsed: Duration) -> String {
         })
         .count();
     let mut out = format!(
-        "{} cells in {:.1} s: kernel-variant violations {}, mutant survivals {}, inconclusive {}, \
-         holds with the race not seen {}\n",
+        "{} cells in {:.1} s: kernel violations {}, mutant survivals {}, inconclusive {}, \
+         race not seen {}\n",
         cells.len(),
         elapsed.as_secs_f64(),
         kernel_bad,
