@@ -112,22 +112,12 @@ pub fn run(variant: &Variant, hp: &HotPath) -> Measured {
             })
         })
         .collect();
-    let side = |f: Box<dyn Fn(&MemcgSystem<Std>) + Send>, period: Duration| {
-        let (s, d) = (sys.clone(), done.clone());
-        std::thread::spawn(move || {
-            while !d.load(Ordering::Relaxed) {
-                f(&s);
-                std::thread::sleep(period);
-            }
-        })
-    };
-    let flusher = side(Box::new(|s| s.flush_memcg_stats_dwork()), hp.flush_period);
-    let reader = side(
-        Box::new(|s| {
-            s.memory_stat_read(Actor::Reader(0), ROOT_MEM_CGROUP, 0);
-        }),
-        hp.read_period,
-    );
+    let flusher = periodically(&sys, &done, hp.flush_period, |s| {
+        s.flush_memcg_stats_dwork()
+    });
+    let reader = periodically(&sys, &done, hp.read_period, |s| {
+        s.memory_stat_read(Actor::Reader(0), ROOT_MEM_CGROUP, 0);
+    });
     start_line.wait();
     // From the first updater's start to the last one's end.
     let spans: Vec<(Instant, Instant)> = updaters
@@ -156,6 +146,22 @@ pub fn run(variant: &Variant, hp: &HotPath) -> Measured {
         updates_per_sec: total / seconds,
         threshold_rmws: sys.threshold_rmw_count(),
     }
+}
+
+/// A thread that runs `f` every `period` until `done`.
+fn periodically(
+    sys: &Arc<MemcgSystem<Std>>,
+    done: &Arc<AtomicBool>,
+    period: Duration,
+    f: impl Fn(&MemcgSystem<Std>) + Send + 'static,
+) -> std::thread::JoinHandle<()> {
+    let (s, d) = (sys.clone(), done.clone());
+    std::thread::spawn(move || {
+        while !d.load(Ordering::Relaxed) {
+            f(&s);
+            std::thread::sleep(period);
+        }
+    })
 }
 
 /// Threshold RMWs per million updates on a deterministic schedule: the

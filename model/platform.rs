@@ -852,7 +852,7 @@ impl shuttle::scheduler::Scheduler for Guided {
     }
 }
 
-/// Run one execution along `schedule` under shuttle (see [`Guided`]) and
+/// Run one execution along `schedule` under shuttle (see `Guided`) and
 /// return it with the schedule actually followed.
 pub fn shuttle_replay<S: Scenario>(
     schedule: &ShuttleSchedule,
