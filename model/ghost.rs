@@ -72,10 +72,70 @@ impl Event {
     }
 }
 
-/// Counts of [`Event`]s over all executions of one exploration.
+/// Counts of [`Event`]s over all executions of one exploration, and the
+/// quantitative [`Measures`] taken over the same executions.
 #[derive(Debug, Default)]
 pub struct Coverage {
     counts: [AtomicU64; 7],
+    /// Maxima over the executions.
+    pub measures: Measures,
+}
+
+/// The largest value of one measure seen so far, with the trace of the
+/// execution that reached it (when the exploration records traces).
+#[derive(Debug, Default)]
+pub struct Max {
+    best: Mutex<Option<(i64, Split, Vec<crate::trace::Step>)>>,
+}
+
+/// How a staleness splits up (pages): per-CPU residue below the batch,
+/// counted in the threshold since its last reset, skipped since that reset
+/// (v6.0), and the rest: batched before the last reset but not flushed by
+/// it (lost from the threshold by a reset that raced with a flush; it also
+/// absorbs what a running flush has already folded).
+pub type Split = [i64; 4];
+
+impl Max {
+    /// Offer a value; keeps it (and `trace()`) if it is a new maximum.
+    pub fn offer(&self, value: i64, trace: impl FnOnce() -> Vec<crate::trace::Step>) {
+        self.offer_split(value, [0; 4], trace)
+    }
+
+    /// [`Max::offer`] with the split of the value.
+    pub fn offer_split(
+        &self,
+        value: i64,
+        split: Split,
+        trace: impl FnOnce() -> Vec<crate::trace::Step>,
+    ) {
+        let mut b = self.best.lock().unwrap_or_else(|e| e.into_inner());
+        if b.as_ref().is_none_or(|(v, _, _)| value > *v) {
+            *b = Some((value, split, trace()));
+        }
+    }
+
+    /// The maximum, its split and its witness steps, if any value was offered.
+    pub fn get(&self) -> Option<(i64, Split, Vec<crate::trace::Step>)> {
+        self.best.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Quantities measured over every explored execution (issue: staleness
+/// bounds). Staleness is in update magnitude (pages): the sum of the
+/// updates written so far, in execution order, minus the aggregate.
+#[derive(Debug, Default)]
+pub struct Measures {
+    /// At a reader decision not to flush.
+    pub stale_at_no_flush: Max,
+    /// When a reader that decided to flush reads the statistic (a trylock
+    /// loser returns at once and reads whatever is there).
+    pub stale_after_flush_call: Max,
+    /// The largest value `stats_flush_threshold` reached.
+    pub max_threshold: Max,
+    /// Threshold RMWs issued by updaters, over all executions.
+    pub rmws: AtomicU64,
+    /// `__mod_memcg_state()` calls, over all executions.
+    pub updates: AtomicU64,
 }
 
 impl Coverage {
@@ -107,6 +167,14 @@ pub struct Ghost {
     pub baseline_threshold: AtomicI64,
     /// Flushers between their trylock and their unlock.
     pub flushers_inside: AtomicI64,
+    /// Per CPU: `stats_updates` as it stands.
+    pub residue: Vec<AtomicI64>,
+    /// Magnitude (the `x` values) added to the threshold since its reset.
+    pub counted: AtomicI64,
+    /// Magnitude skipped since the threshold's reset (v6.0).
+    pub skipped: AtomicI64,
+    /// The root aggregate as it stands in execution order.
+    pub agg_mirror: AtomicI64,
     /// `stats_flush_threshold` as it stands in execution order. Under loom a
     /// load may return an older value than this.
     pub threshold_mirror: AtomicI64,
@@ -130,6 +198,10 @@ impl Ghost {
             baseline_threshold: AtomicI64::new(0),
             flushers_inside: AtomicI64::new(0),
             threshold_mirror: AtomicI64::new(0),
+            agg_mirror: AtomicI64::new(0),
+            residue: per_cpu(0),
+            counted: AtomicI64::new(0),
+            skipped: AtomicI64::new(0),
             written: per_cpu(0),
             seen_by_flush: per_cpu(0),
             skipped_at: per_cpu(i64::MIN),
@@ -146,6 +218,23 @@ impl Ghost {
             }
             None => f(),
         }
+    }
+
+    /// Updates written so far minus the aggregate, in execution order.
+    pub fn staleness(&self) -> i64 {
+        self.written.iter().map(Ghost::get).sum::<i64>() - Ghost::get(&self.agg_mirror)
+    }
+
+    /// The [`Split`] of the current staleness.
+    pub fn split(&self) -> Split {
+        let residue: i64 = self.residue.iter().map(Ghost::get).sum();
+        let (counted, skipped) = (Ghost::get(&self.counted), Ghost::get(&self.skipped));
+        [
+            residue,
+            counted,
+            skipped,
+            self.staleness() - residue - counted - skipped,
+        ]
     }
 
     /// Ghost read (never a model operation).

@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod bounds;
 pub mod check;
 pub mod config;
 pub mod explain;

@@ -235,6 +235,9 @@ impl<P: Platform> MemcgSystem<P> {
     pub fn memcg_rstat_updated(&self, cpu: usize, _memcg: usize, val: i64) {
         let batch = self.cfg.batch;
         let x = this_cpu_add_return(&self.stats_updates[cpu], val.abs());
+        if let Some(g) = &self.ghost {
+            g.residue[cpu].store(x, SEQ);
+        }
         self.tracer.record(Actor::Cpu(cpu), || {
             format!(
                 "x = __this_cpu_add_return(stats_updates, {}) = {x}",
@@ -246,12 +249,15 @@ impl<P: Platform> MemcgSystem<P> {
             let skipped = match self.variant.skip {
                 SkipPolicy::Never => false,
                 SkipPolicy::Always => true,
-                _ => self.skip_add(cpu, units),
+                _ => self.skip_add(cpu, x, units),
             };
             if !skipped {
-                self.bump_threshold(cpu, units);
+                self.bump_threshold(cpu, x, units);
             }
             this_cpu_write(&self.stats_updates[cpu], 0);
+            if let Some(g) = &self.ghost {
+                g.residue[cpu].store(0, SEQ);
+            }
             self.tracer.record(Actor::Cpu(cpu), || {
                 "__this_cpu_write(stats_updates, 0)".into()
             });
@@ -260,7 +266,7 @@ impl<P: Platform> MemcgSystem<P> {
 
     /// v6.0's test `atomic_read(&stats_flush_threshold) <= num_online_cpus()`
     /// (inverted); the ghost baseline takes the skipped add at this point.
-    fn skip_add(&self, cpu: usize, units: i64) -> bool {
+    fn skip_add(&self, cpu: usize, x: i64, units: i64) -> bool {
         let n = self.num_online_cpus();
         self.step(|| {
             let threshold = atomic_read(&self.stats_flush_threshold);
@@ -273,6 +279,7 @@ impl<P: Platform> MemcgSystem<P> {
                 g.baseline_threshold.fetch_add(units, SEQ);
                 self.coverage.hit(Event::Skip);
                 g.skipped_at[cpu].store(Ghost::get(&g.written[cpu]), SEQ);
+                g.skipped.fetch_add(x, SEQ);
                 let stale = threshold > Ghost::get(&g.threshold_mirror);
                 if stale && Ghost::get(&g.seen_by_flush[cpu]) < Ghost::get(&g.written[cpu]) {
                     self.coverage.hit(Event::SkipRacedReset);
@@ -283,11 +290,15 @@ impl<P: Platform> MemcgSystem<P> {
     }
 
     /// `atomic_add(x / MEMCG_CHARGE_BATCH, &stats_flush_threshold)`.
-    fn bump_threshold(&self, cpu: usize, units: i64) {
+    fn bump_threshold(&self, cpu: usize, x: i64, units: i64) {
         let ghost = |g: &Option<Ghost>| {
             if let Some(g) = g {
                 g.baseline_threshold.fetch_add(units, SEQ);
                 g.threshold_mirror.fetch_add(units, SEQ);
+                g.counted.fetch_add(x, SEQ);
+                let m = &self.coverage.measures;
+                m.max_threshold
+                    .offer(Ghost::get(&g.threshold_mirror), || self.tracer.steps());
                 if g.flushers_inside.load(SEQ) > 0 {
                     g.added_during_flush.fetch_add(units, SEQ);
                 }
@@ -344,6 +355,11 @@ impl<P: Platform> MemcgSystem<P> {
             }
             t
         });
+        if let (Some(g), false) = (&self.ghost, threshold > n) {
+            let m = &self.coverage.measures;
+            m.stale_at_no_flush
+                .offer_split(g.staleness(), g.split(), || self.tracer.steps());
+        }
         if threshold > n {
             self.__mem_cgroup_flush_stats(who);
             true
@@ -394,6 +410,8 @@ impl<P: Platform> MemcgSystem<P> {
                 }
                 g.baseline_threshold.store(0, SEQ);
                 g.threshold_mirror.store(0, SEQ);
+                g.counted.store(0, SEQ);
+                g.skipped.store(0, SEQ);
                 // What this flush left behind, judged by the values it read.
                 let missed = |c: usize| Ghost::get(&g.seen_by_flush[c]);
                 if (0..self.cfg.cpus).any(|c| missed(c) < Ghost::get(&g.written[c])) {
@@ -476,6 +494,9 @@ impl<P: Platform> MemcgSystem<P> {
             // store by the only writer.
             let total = read_once(&m.vmstats.state[i]) + delta;
             write_once(&m.vmstats.state[i], total);
+            if let (Some(g), ROOT_MEM_CGROUP) = (&self.ghost, memcg) {
+                g.agg_mirror.store(total, SEQ);
+            }
             self.tracer
                 .record(who, || format!("vmstats.state[{i}] = {total}"));
             if let Some(parent) = m.parent {
@@ -516,13 +537,25 @@ impl<P: Platform> MemcgSystem<P> {
     /// needed, then read. Returns the flush decision and the value read.
     pub fn memory_stat_read(&self, who: Actor, memcg: usize, idx: usize) -> (bool, i64) {
         let flushed = self.mem_cgroup_flush_stats(who);
-        (flushed, self.memcg_page_state(who, memcg, idx))
+        let v = self.memcg_page_state(who, memcg, idx);
+        if let (Some(g), true) = (&self.ghost, flushed) {
+            let written: i64 = g.written.iter().map(Ghost::get).sum();
+            let m = &self.coverage.measures;
+            m.stale_after_flush_call
+                .offer(written - v, || self.tracer.steps());
+        }
+        (flushed, v)
     }
 
     /// One updater CPU: `cfg.updates` calls of `__mod_memcg_state()`.
     pub fn updater(&self, cpu: usize) {
         for k in 0..self.cfg.updates {
             self.__mod_memcg_state(cpu, ROOT_MEM_CGROUP, 0, self.cfg.val(cpu, k));
+        }
+        if self.ghost.is_some() {
+            let m = &self.coverage.measures;
+            m.updates.fetch_add(self.cfg.updates as u64, SEQ);
+            m.rmws.fetch_add(self.threshold_rmws[cpu].load(SEQ), SEQ);
         }
     }
 

@@ -189,6 +189,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Staleness and threshold maxima per variant beside the documented
+    /// bound MEMCG_CHARGE_BATCH * nr_cpus, with witness traces.
+    Bounds {
+        /// Measure the configuration given by the flags below instead of
+        /// the standard list.
+        #[arg(long)]
+        custom: bool,
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Variants (default: v5.19, v6.0 and the off-by-one mutant).
+        #[arg(long, value_delimiter = ',')]
+        variant: Vec<String>,
+        /// shuttle schedules per scheduler (random and PCT are both run).
+        #[arg(long, default_value_t = 20_000)]
+        shuttle_iterations: usize,
+        /// Also print the witness trace of every C1 violation.
+        #[arg(long)]
+        witness: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge {
@@ -888,6 +910,124 @@ fn perf_cmd(
     Ok(ExitCode::SUCCESS)
 }
 
+fn bounds_cmd(
+    custom: bool,
+    cfg: &ConfigArgs,
+    variants: &[String],
+    iterations: usize,
+    witness: bool,
+    json: bool,
+) -> Result<ExitCode, String> {
+    use memcg_flush_model::bounds::{measure_sampled, standard_configs, Bound};
+    let configs = if custom {
+        vec![cfg.config()]
+    } else {
+        standard_configs()
+    };
+    for c in &configs {
+        c.validate(usize::MAX, "shuttle")?;
+    }
+    let variants: Vec<Variant> = if variants.is_empty() {
+        ["v5.19", "v6.0", "mutant-skip-off-by-one"]
+            .iter()
+            .map(|v| Variant::by_name(v))
+            .collect::<Result<_, _>>()?
+    } else {
+        variants
+            .iter()
+            .map(|v| Variant::by_name(v))
+            .collect::<Result<_, _>>()?
+    };
+    if iterations == 0 {
+        return Err("--shuttle-iterations 0: need at least 1".into());
+    }
+    quiet_panics();
+    let mut rows: Vec<Bound> = Vec::new();
+    for c in &configs {
+        for v in &variants {
+            let best = measure_sampled(c, v, iterations);
+            eprintln!("{} {}: stale {}", c, v.name, best.stale_at_no_flush);
+            rows.push(best);
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "Maxima over {} (lower bounds of the true maxima).",
+        rows[0].search
+    );
+    println!(
+        "stale = sum of updates written - aggregate, in pages, at a reader decision not to flush;"
+    );
+    println!("split = per-CPU residue / counted in the threshold / skipped (v6.0) / lost to a racing reset;");
+    println!("after = the same when a reader that decided to flush reads; C1 = MEMCG_CHARGE_BATCH * nr_cpus.");
+    let mut last = String::new();
+    for r in &rows {
+        let cfg = r.cfg.to_string();
+        if cfg != last {
+            println!(
+                "
+{cfg}"
+            );
+            println!(
+                "  {:<23} {:>6} {:>15} {:>4} {:>8} {:>6} {:>8} {:>8}",
+                "variant",
+                "stale",
+                "split r/c/s/l",
+                "C1",
+                "C1 holds",
+                "after",
+                "max thr",
+                "RMW/upd"
+            );
+            last = cfg;
+        }
+        let split = format!(
+            "{}/{}/{}/{}",
+            r.split[0], r.split[1], r.split[2], r.split[3]
+        );
+        println!(
+            "  {:<23} {:>6} {:>15} {:>4} {:>8} {:>6} {:>8} {:>8.3}",
+            r.variant,
+            r.stale_at_no_flush,
+            split,
+            r.documented,
+            if r.documented_bound_holds() {
+                "yes"
+            } else {
+                "NO"
+            },
+            r.stale_after_flush_call,
+            r.max_threshold,
+            r.rmws_per_update
+        );
+    }
+    if witness {
+        for r in rows.iter().filter(|r| !r.documented_bound_holds()) {
+            let head = format!(
+                "staleness {} > C1 = {} for {} at {}",
+                r.stale_at_no_flush, r.documented, r.variant, r.cfg
+            );
+            println!(
+                "
+{}",
+                memcg_flush_model::trace::render_columns(
+                    &memcg_flush_model::explain::initial_state(&r.cfg, &r.variant),
+                    &r.witness,
+                    &head,
+                    80
+                )
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn merge_cmd(files: &[std::path::PathBuf], json: bool) -> Result<ExitCode, String> {
     let mut cells: Vec<Cell> = Vec::new();
     for f in files {
@@ -976,6 +1116,14 @@ fn main() -> ExitCode {
             json,
         }) => perf_cmd(*seeds, *growth_budget, *no_growth, *json),
         Some(Command::Merge { files, json }) => merge_cmd(files, *json),
+        Some(Command::Bounds {
+            custom,
+            cfg,
+            variant,
+            shuttle_iterations,
+            witness,
+            json,
+        }) => bounds_cmd(*custom, cfg, variant, *shuttle_iterations, *witness, *json),
         Some(Command::Bench {
             threads,
             updates,

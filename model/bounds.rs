@@ -1,0 +1,160 @@
+//! Staleness and threshold maxima over explored executions, beside the bound
+//! the kernel's comment documents (claim C1: stats "will be out of sync by
+//! atmost (MEMCG_CHARGE_BATCH * nr_cpus)"; mm/memcontrol.c since
+//! 11192d9c124d).
+//!
+//! Every figure is a maximum over the executions a search ran, with the
+//! trace of one execution that reached it. Under shuttle the searches are
+//! sampled, so a maximum is a lower bound of the true one; a loom search
+//! without a preemption bound covers every execution, but its staleness is
+//! taken in loom's execution order.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::platform::ghost::Arc;
+use crate::platform::{explore, Backend, Outcome};
+use crate::scenario::FlushScenario;
+use crate::trace::Step;
+use crate::variant::Variant;
+
+/// The maxima of one (configuration, variant, backend) search.
+#[derive(Clone, Debug, Serialize)]
+pub struct Bound {
+    /// Configuration.
+    pub cfg: Config,
+    /// Variant name.
+    pub variant: String,
+    /// The search.
+    pub search: String,
+    /// Executions explored.
+    pub executions: u64,
+    /// Whether the planned search finished.
+    pub finished: bool,
+    /// `MEMCG_CHARGE_BATCH * nr_cpus`, the documented bound (C1).
+    pub documented: i64,
+    /// Largest staleness at a reader's decision not to flush.
+    pub stale_at_no_flush: i64,
+    /// Its split: residue, counted, skipped, lost to a racing reset (see
+    /// [`crate::ghost::Split`]).
+    pub split: crate::ghost::Split,
+    /// Largest staleness a reader read after deciding to flush.
+    pub stale_after_flush_call: i64,
+    /// Largest value of `stats_flush_threshold`.
+    pub max_threshold: i64,
+    /// Threshold RMWs per `__mod_memcg_state()` call, over all executions.
+    pub rmws_per_update: f64,
+    /// A trace reaching `stale_at_no_flush`.
+    #[serde(skip)]
+    pub witness: Vec<Step>,
+}
+
+impl Bound {
+    /// Whether C1 held in this search.
+    pub fn documented_bound_holds(&self) -> bool {
+        self.stale_at_no_flush <= self.documented
+    }
+}
+
+/// The configurations `flushcheck bounds` reports by default: 2 and 3 CPUs,
+/// with and without the periodic flusher, small and huge-page updates.
+pub fn standard_configs() -> Vec<Config> {
+    let base = Config {
+        cpus: 2,
+        batch: 2,
+        updates: 6,
+        vals: vec![1],
+        readers: 1,
+        reads: 1,
+        periodic: false,
+    };
+    vec![
+        base.clone(),
+        Config {
+            periodic: true,
+            ..base.clone()
+        },
+        Config {
+            cpus: 3,
+            ..base.clone()
+        },
+        Config {
+            updates: 3,
+            vals: vec![1, 5],
+            periodic: true,
+            ..base.clone()
+        },
+        Config {
+            cpus: 3,
+            updates: 2,
+            vals: vec![5],
+            ..base
+        },
+    ]
+}
+
+/// Run one search with traces on and collect its maxima.
+pub fn measure(cfg: &Config, variant: &Variant, backend: &Backend, budget: Duration) -> Bound {
+    let scenario = Arc::new(FlushScenario::new(cfg.clone(), variant.clone(), None, false).traced());
+    let e = explore(backend, budget, scenario.clone());
+    let m = &scenario.coverage.measures;
+    let (stale, split, witness) = m.stale_at_no_flush.get().unwrap_or((0, [0; 4], Vec::new()));
+    let updates = m
+        .updates
+        .load(crate::platform::ghost::Ordering::Relaxed)
+        .max(1);
+    Bound {
+        cfg: cfg.clone(),
+        variant: variant.name.to_string(),
+        search: backend.search(),
+        executions: e.executions,
+        finished: matches!(e.outcome, Outcome::Finished),
+        documented: cfg.batch * cfg.cpus as i64,
+        stale_at_no_flush: stale,
+        split,
+        stale_after_flush_call: m.stale_after_flush_call.get().map_or(0, |(v, _, _)| v),
+        max_threshold: m.max_threshold.get().map_or(0, |(v, _, _)| v),
+        rmws_per_update: m.rmws.load(crate::platform::ghost::Ordering::Relaxed) as f64
+            / updates as f64,
+        witness,
+    }
+}
+
+/// [`measure`] under shuttle's random and PCT schedulers (`iterations`
+/// schedules each, seed 1), keeping the larger figure of each measure.
+pub fn measure_sampled(cfg: &Config, variant: &Variant, iterations: usize) -> Bound {
+    let backends = [
+        Backend::ShuttleRandom {
+            iterations,
+            seed: 1,
+        },
+        Backend::ShuttlePct {
+            iterations,
+            depth: 3,
+            seed: 1,
+        },
+    ];
+    let runs: Vec<Bound> = backends
+        .iter()
+        .map(|b| measure(cfg, variant, b, Duration::from_secs(120)))
+        .collect();
+    let mut best = runs[0].clone();
+    if runs[1].stale_at_no_flush > best.stale_at_no_flush {
+        best.stale_at_no_flush = runs[1].stale_at_no_flush;
+        best.split = runs[1].split;
+        best.witness = runs[1].witness.clone();
+    }
+    best.stale_after_flush_call = runs
+        .iter()
+        .map(|r| r.stale_after_flush_call)
+        .max()
+        .unwrap_or(0);
+    best.max_threshold = runs.iter().map(|r| r.max_threshold).max().unwrap_or(0);
+    best.executions = runs.iter().map(|r| r.executions).sum();
+    best.finished = runs.iter().all(|r| r.finished);
+    best.search =
+        format!("shuttle random + PCT depth 3, {iterations} schedules each, seed 1 (sampled)");
+    best
+}
