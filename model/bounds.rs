@@ -46,6 +46,9 @@ pub struct Bound {
     pub max_threshold: i64,
     /// Threshold RMWs per `__mod_memcg_state()` call, over all executions.
     pub rmws_per_update: f64,
+    /// `no_worse_than_baseline`: whether `stale_at_no_flush` is at most
+    /// v5.19's on the same configuration (None when v5.19 was not measured).
+    pub no_worse_than_baseline: Option<bool>,
     /// A trace reaching `stale_at_no_flush`.
     #[serde(skip)]
     pub witness: Vec<Step>,
@@ -90,8 +93,9 @@ pub fn standard_configs() -> Vec<Config> {
             cpus: 3,
             updates: 2,
             vals: vec![5],
-            ..base
+            ..base.clone()
         },
+        Config { updates: 9, ..base },
     ]
 }
 
@@ -118,6 +122,7 @@ pub fn measure(cfg: &Config, variant: &Variant, backend: &Backend, budget: Durat
         max_threshold: m.max_threshold.get().map_or(0, |(v, _, _)| v),
         rmws_per_update: m.rmws.load(crate::platform::ghost::Ordering::Relaxed) as f64
             / updates as f64,
+        no_worse_than_baseline: None,
         witness,
     }
 }
@@ -157,4 +162,20 @@ pub fn measure_sampled(cfg: &Config, variant: &Variant, iterations: usize) -> Bo
     best.search =
         format!("shuttle random + PCT depth 3, {iterations} schedules each, seed 1 (sampled)");
     best
+}
+
+/// Fill in `no_worse_than_baseline` for every row whose configuration also
+/// has a v5.19 row: the quantitative form of `no_lost_flush`.
+pub fn compare_with_baseline(rows: &mut [Bound]) {
+    let base: Vec<(Config, i64)> = rows
+        .iter()
+        .filter(|r| r.variant == Variant::V5_19.name)
+        .map(|r| (r.cfg.clone(), r.stale_at_no_flush))
+        .collect();
+    for r in rows.iter_mut() {
+        r.no_worse_than_baseline = base
+            .iter()
+            .find(|(c, _)| *c == r.cfg)
+            .map(|(_, b)| r.stale_at_no_flush <= *b);
+    }
 }

@@ -1,7 +1,7 @@
 //! Pins the staleness figures quoted in docs/findings.md (seeded shuttle
 //! searches, so they are the same on every run and machine).
 
-use memcg_flush_model::bounds::{measure_sampled, standard_configs, Bound};
+use memcg_flush_model::bounds::{compare_with_baseline, measure_sampled, standard_configs, Bound};
 use memcg_flush_model::{Config, Variant};
 
 fn measure(cfg: &Config, v: &Variant) -> Bound {
@@ -61,4 +61,26 @@ fn racing_reset_loses_counted_updates() {
     let b = measure(cfg, &Variant::V5_19);
     assert_eq!(b.stale_at_no_flush, 12, "{b:?}");
     assert!(b.split[3] > 0, "{b:?}");
+}
+
+/// `no_worse_than_baseline` fails for the off-by-one mutant: with nine
+/// 1-page updates per CPU, v5.19 and v6.0 peak at 2 * 2 * 3 = 12 pages,
+/// while the mutant, stuck at a threshold of exactly num_online_cpus(),
+/// leaves all 18 pages out of the aggregate.
+#[test]
+fn off_by_one_is_worse_than_baseline() {
+    let cfg = standard_configs()
+        .pop()
+        .expect("the nine-update configuration");
+    assert_eq!(cfg.updates, 9);
+    let off = Variant::by_name("mutant-skip-off-by-one").unwrap();
+    let mut rows: Vec<Bound> = [Variant::V5_19, Variant::V6_0, off]
+        .iter()
+        .map(|v| measure(&cfg, v))
+        .collect();
+    compare_with_baseline(&mut rows);
+    let stale: Vec<i64> = rows.iter().map(|r| r.stale_at_no_flush).collect();
+    assert_eq!(stale, vec![12, 12, 18], "{rows:?}");
+    let verdicts: Vec<Option<bool>> = rows.iter().map(|r| r.no_worse_than_baseline).collect();
+    assert_eq!(verdicts, vec![Some(true), Some(true), Some(false)]);
 }

@@ -918,7 +918,9 @@ fn bounds_cmd(
     witness: bool,
     json: bool,
 ) -> Result<ExitCode, String> {
-    use memcg_flush_model::bounds::{measure_sampled, standard_configs, Bound};
+    use memcg_flush_model::bounds::{
+        compare_with_baseline, measure_sampled, standard_configs, Bound,
+    };
     let configs = if custom {
         vec![cfg.config()]
     } else {
@@ -950,6 +952,7 @@ fn bounds_cmd(
             rows.push(best);
         }
     }
+    compare_with_baseline(&mut rows);
     if json {
         println!(
             "{}",
@@ -965,22 +968,24 @@ fn bounds_cmd(
         "stale = sum of updates written - aggregate, in pages, at a reader decision not to flush;"
     );
     println!("split = per-CPU residue / counted in the threshold / skipped (v6.0) / lost to a racing reset;");
+    println!(
+        "<=v5.19 = no_worse_than_baseline: stale is at most v5.19's on the same configuration;"
+    );
     println!("after = the same when a reader that decided to flush reads; C1 = MEMCG_CHARGE_BATCH * nr_cpus.");
     let mut last = String::new();
     for r in &rows {
         let cfg = r.cfg.to_string();
         if cfg != last {
+            println!();
+            println!("{cfg}");
             println!(
-                "
-{cfg}"
-            );
-            println!(
-                "  {:<23} {:>6} {:>15} {:>4} {:>8} {:>6} {:>8} {:>8}",
+                "  {:<23} {:>6} {:>15} {:>4} {:>8} {:>7} {:>6} {:>8} {:>8}",
                 "variant",
                 "stale",
                 "split r/c/s/l",
                 "C1",
                 "C1 holds",
+                "<=v5.19",
                 "after",
                 "max thr",
                 "RMW/upd"
@@ -991,17 +996,15 @@ fn bounds_cmd(
             "{}/{}/{}/{}",
             r.split[0], r.split[1], r.split[2], r.split[3]
         );
+        let yes_no = |b: bool| if b { "yes" } else { "NO" };
         println!(
-            "  {:<23} {:>6} {:>15} {:>4} {:>8} {:>6} {:>8} {:>8.3}",
+            "  {:<23} {:>6} {:>15} {:>4} {:>8} {:>7} {:>6} {:>8} {:>8.3}",
             r.variant,
             r.stale_at_no_flush,
             split,
             r.documented,
-            if r.documented_bound_holds() {
-                "yes"
-            } else {
-                "NO"
-            },
+            yes_no(r.documented_bound_holds()),
+            r.no_worse_than_baseline.map_or("-", yes_no),
             r.stale_after_flush_call,
             r.max_threshold,
             r.rmws_per_update
