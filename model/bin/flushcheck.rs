@@ -493,10 +493,7 @@ fn matrix(args: &MatrixArgs) -> Result<ExitCode, String> {
     let (cells, elapsed) = run_matrix_with_progress(&plan, args.in_process);
     let format = if args.json { Format::Json } else { args.format };
     match format {
-        Format::Json => {
-            let json = serde_json::to_string_pretty(&cells).map_err(|e| e.to_string())?;
-            println!("{json}");
-        }
+        Format::Json => print_json(&cells)?,
         Format::Text => {
             println!("flushcheck: {}", plan.cfg);
             print!("{}", table(&plan, &cells, true));
@@ -770,10 +767,7 @@ fn bench_cmd(
     let progress = |line: &str| eprintln!("{line}");
     let rows = memcg_flush_model::bench::compare(threads, updates, reps, &progress);
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
-        );
+        print_json(&rows)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -842,10 +836,7 @@ fn perf_cmd(
     };
     if json {
         let v = serde_json::json!({"throughput": through, "time_to_kill": kills, "growth": growth});
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
-        );
+        print_json(&v)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!("Checker throughput, v6.0 / conservation, default configuration ({cfg})");
@@ -954,10 +945,7 @@ fn bounds_cmd(
     }
     compare_with_baseline(&mut rows);
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
-        );
+        print_json(&rows)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -1042,10 +1030,7 @@ fn merge_cmd(files: &[std::path::PathBuf], json: bool) -> Result<ExitCode, Strin
     }
     let merged = memcg_flush_model::check::merge_shards(&cells);
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&merged).map_err(|e| e.to_string())?
-        );
+        print_json(&merged)?;
     } else {
         let mut plan = Plan::new(Config::default());
         plan.backends.clear();
@@ -1058,6 +1043,14 @@ fn merge_cmd(files: &[std::path::PathBuf], json: bool) -> Result<ExitCode, Strin
     } else {
         ExitCode::FAILURE
     })
+}
+
+fn print_json(v: &impl serde::Serialize) -> Result<(), String> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).map_err(|e| e.to_string())?
+    );
+    Ok(())
 }
 
 fn run_cell(spec: &str) -> ExitCode {
