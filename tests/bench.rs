@@ -3,10 +3,10 @@
 //! the deterministic schedule, at every thread count the benchmark uses. No
 //! timing is asserted (machines are noisy).
 
-use std::process::Command;
-
 use memcg_flush_model::bench::{rmws_per_million, FLUSH_EVERY, READ_EVERY};
 use memcg_flush_model::Variant;
+
+mod common;
 
 #[test]
 fn v6_0_cuts_threshold_rmws_by_90_percent_on_the_deterministic_schedule() {
@@ -26,26 +26,18 @@ fn v6_0_cuts_threshold_rmws_by_90_percent_on_the_deterministic_schedule() {
 
 #[test]
 fn bench_subcommand_prints_all_three_variants() {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args([
-            "bench",
-            "--threads",
-            "1,2",
-            "--updates",
-            "4096",
-            "--reps",
-            "1",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::flushcheck(&[
+        "bench",
+        "--threads",
+        "1,2",
+        "--updates",
+        "4096",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(Some(out.code), Some(0), "{}", out.stderr);
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for r in rows {

@@ -1,19 +1,12 @@
 //! Bad input gets one clear line naming the bad value and what is allowed.
 
-use std::process::Command;
+mod common;
 
 fn error_of(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(args)
-        .output()
-        .expect("run flushcheck");
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "args {args:?} should be rejected"
-    );
+    let out = common::flushcheck(args);
+    assert_eq!(Some(out.code), Some(2), "args {args:?} should be rejected");
     assert!(out.stdout.is_empty(), "no matrix for bad input");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let err = out.stderr.clone();
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     err
 }
@@ -31,25 +24,17 @@ fn more_threads_than_loom_supports_is_rejected() {
 
 #[test]
 fn more_threads_are_fine_without_loom() {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args([
-            "--cpus",
-            "3",
-            "--backend",
-            "shuttle-pct",
-            "--variant",
-            "v6.0",
-            "--shuttle-iterations",
-            "200",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::flushcheck(&[
+        "--cpus",
+        "3",
+        "--backend",
+        "shuttle-pct",
+        "--variant",
+        "v6.0",
+        "--shuttle-iterations",
+        "200",
+    ]);
+    assert_eq!(Some(out.code), Some(0), "{}", out.stderr);
 }
 
 #[test]

@@ -7,7 +7,8 @@
 //! quick (each well under 30 s on 2 cores).
 
 use std::path::Path;
-use std::process::Command;
+
+mod common;
 
 fn commands(md: &str) -> Vec<(String, i32)> {
     let mut out = Vec::new();
@@ -43,17 +44,14 @@ fn documented_commands_run_as_documented() {
         let md = std::fs::read_to_string(&path).unwrap();
         for (cmd, expected) in commands(&md) {
             let args: Vec<&str> = cmd.split_whitespace().collect();
-            let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-                .args(&args)
-                .output()
-                .expect("run flushcheck");
+            let out = common::flushcheck(&args);
             assert_eq!(
-                out.status.code(),
+                Some(out.code),
                 Some(expected),
                 "{}: `flushcheck {cmd}`\n{}{}",
                 path.display(),
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                out.stdout,
+                out.stderr
             );
             ran += 1;
         }

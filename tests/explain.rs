@@ -2,18 +2,25 @@
 //! prints it as a kernel-style column trace, and `flushcheck replay`
 //! reproduces the same violation from the printed token, on each backend.
 
-use std::process::Command;
+mod common;
 
 fn flushcheck(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(args)
-        .output()
-        .expect("run flushcheck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let r = common::flushcheck(args);
+    (r.code, r.stdout)
 }
+
+/// `explain` for the off-by-one mutant under shuttle PCT, 5 seeded searches.
+const OFF_BY_ONE: &[&str] = &[
+    "explain",
+    "--variant",
+    "mutant-skip-off-by-one",
+    "--property",
+    "no_lost_flush",
+    "--backend",
+    "shuttle-pct",
+    "--runs",
+    "5",
+];
 
 fn token(out: &str) -> String {
     out.lines()
@@ -174,17 +181,7 @@ fn kernel_variant_has_no_counterexample_and_says_which_bounds() {
 
 #[test]
 fn traces_fit_80_columns_with_three_threads() {
-    let (_, out) = flushcheck(&[
-        "explain",
-        "--variant",
-        "mutant-skip-off-by-one",
-        "--property",
-        "no_lost_flush",
-        "--backend",
-        "shuttle-pct",
-        "--runs",
-        "5",
-    ]);
+    let (_, out) = flushcheck(OFF_BY_ONE);
     let d = diagram(&out);
     assert!(d.lines().all(|l| l.len() <= 80), "{d}");
     assert!(d.is_ascii());
@@ -226,12 +223,9 @@ fn markdown_report_is_mail_friendly() {
 
 #[test]
 fn bad_token_is_one_line_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(["replay", "xyz"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = common::flushcheck(&["replay", "xyz"]);
+    assert_eq!(out.code, 2);
+    let err = out.stderr;
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(
         err.contains("replay token must start with \"fc1.\""),
@@ -243,17 +237,7 @@ fn bad_token_is_one_line_error() {
 /// test; a trace over many is not, and says why.
 #[test]
 fn litmus_export_for_small_traces_only() {
-    let (_, out) = flushcheck(&[
-        "explain",
-        "--variant",
-        "mutant-skip-off-by-one",
-        "--property",
-        "no_lost_flush",
-        "--backend",
-        "shuttle-pct",
-        "--runs",
-        "5",
-    ]);
+    let (_, out) = flushcheck(OFF_BY_ONE);
     assert!(
         out.contains("C flushcheck-mutant-skip-off-by-one-no_lost_flush"),
         "{out}"

@@ -9,29 +9,22 @@
 //! Unbounded searches are exhaustive; the rest state their bound.
 #![cfg(loom)]
 
-use std::process::Command;
-
 use serde_json::Value;
+
+mod common;
 
 /// Run loom-only `flushcheck --json` with `args`; return exit code and cells.
 fn loom_matrix(args: &[&str]) -> (i32, Vec<Value>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(["--backend", "loom", "--budget", "900", "--json"])
-        .args(args)
-        .output()
-        .expect("run flushcheck");
-    let cells: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    for c in cells.as_array().unwrap() {
+    let mut all = vec!["--backend", "loom", "--budget", "900", "--json"];
+    all.extend_from_slice(args);
+    let (code, cells) = common::flushcheck_json(&all);
+    for c in &cells {
         eprintln!(
             "{args:?} {} {}: {} ({} executions, {:.1} s, coverage {})",
             c["variant"], c["property"], c["verdict"], c["executions"], c["seconds"], c["coverage"]
         );
     }
-    (
-        out.status.code().unwrap_or(-1),
-        cells.as_array().unwrap().clone(),
-    )
+    (code, cells)
 }
 
 /// Kernel variants hold; for v6.0 the races behind `covered` happened.

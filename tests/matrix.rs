@@ -2,20 +2,13 @@
 //! (kernel variants hold everywhere, every designated kill happens), and
 //! `--json` must agree with the table.
 
-use std::process::Command;
-
 use serde_json::Value;
 
+mod common;
+
 fn flushcheck(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(args)
-        .output()
-        .expect("run flushcheck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let r = common::flushcheck(args);
+    (r.code, r.stdout, r.stderr)
 }
 
 fn cells(json: &str) -> Vec<Value> {

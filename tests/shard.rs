@@ -2,22 +2,11 @@
 //! of the unsplit search: merged shard results equal the single run, down
 //! to the coverage counts, which depend on every schedule.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-fn json(args: &[&str]) -> (i32, Vec<Value>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(args)
-        .output()
-        .expect("run flushcheck");
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    (
-        out.status.code().unwrap_or(-1),
-        v.as_array().unwrap().clone(),
-    )
-}
+mod common;
+
+use common::flushcheck_json as json;
 
 const BASE: &[&str] = &[
     "--backend",
@@ -40,27 +29,16 @@ fn merged_shards_equal_the_unsplit_search() {
         let shard = format!("{i}/3");
         let mut args = BASE.to_vec();
         args.extend(["--shard", &shard]);
-        let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-            .args(&args)
-            .output()
-            .unwrap();
+        let out = common::flushcheck(&args);
         let f = dir.join(format!("shard{i}.json"));
         std::fs::write(&f, &out.stdout).unwrap();
         files.push(f);
     }
     let mut args = vec!["merge".to_string(), "--json".to_string()];
     args.extend(files.iter().map(|f| f.display().to_string()));
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(&args)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let merged: Vec<Value> = serde_json::from_slice::<Value>(&out.stdout)
+    let out = common::flushcheck(&args);
+    assert_eq!(Some(out.code), Some(0), "{}", out.stderr);
+    let merged: Vec<Value> = serde_json::from_str::<Value>(&out.stdout)
         .unwrap()
         .as_array()
         .unwrap()
@@ -100,12 +78,9 @@ fn a_missing_shard_makes_the_merge_inconclusive() {
         std::process::id()
     ));
     std::fs::write(&f, serde_json::to_vec(&part).unwrap()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(["merge", "--json", f.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::flushcheck(&["merge", "--json", f.to_str().unwrap()]);
+    assert_eq!(Some(out.code), Some(1));
+    let merged: Value = serde_json::from_str(&out.stdout).unwrap();
     for c in merged.as_array().unwrap() {
         assert_eq!(c["verdict"], "inconclusive", "{c}");
         assert!(
@@ -120,18 +95,12 @@ fn a_missing_shard_makes_the_merge_inconclusive() {
 
 #[test]
 fn shard_flags_are_checked() {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(["--shard", "3/3"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--shard 3/3: expected I/N with 0 <= I < N")
-    );
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(["--shard", "0/2"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("only shuttle searches can be split"));
+    let out = common::flushcheck(&["--shard", "3/3"]);
+    assert_eq!(Some(out.code), Some(2));
+    assert!(out
+        .stderr
+        .contains("--shard 3/3: expected I/N with 0 <= I < N"));
+    let out = common::flushcheck(&["--shard", "0/2"]);
+    assert_eq!(Some(out.code), Some(2));
+    assert!(out.stderr.contains("only shuttle searches can be split"));
 }
