@@ -64,6 +64,8 @@ impl HotPath {
             readers: 1,
             reads: 1,
             periodic: true,
+            ticks: 0,
+            late: 0,
         }
     }
 }

@@ -40,10 +40,22 @@ pub struct Bound {
     /// Its split: residue, counted, skipped, lost to a racing reset (see
     /// [`crate::ghost::Split`]).
     pub split: crate::ghost::Split,
+    /// Largest residue + counted + skipped at a no-flush decision (the
+    /// staleness without pages lost to a racing reset).
+    pub since_reset: i64,
+    /// The worst case derived from the arithmetic ([`crate::derived`]), for
+    /// v5.19 and v6.0; `None` where the derivation does not apply.
+    pub derived: Option<crate::derived::Derived>,
     /// Largest staleness a reader read after deciding to flush.
     pub stale_after_flush_call: i64,
     /// Largest value of `stats_flush_threshold`.
     pub max_threshold: i64,
+    /// Largest age, in ticks, of an update missing from the aggregate at a
+    /// read (abstract time only; 0 otherwise).
+    pub stale_ticks: i64,
+    /// A trace reaching `stale_ticks`.
+    #[serde(skip)]
+    pub ticks_witness: Vec<Step>,
     /// Threshold RMWs per `__mod_memcg_state()` call, over all executions.
     pub rmws_per_update: f64,
     /// `no_worse_than_baseline`: whether `stale_at_no_flush` is at most
@@ -65,13 +77,9 @@ impl Bound {
 /// with and without the periodic flusher, small and huge-page updates.
 pub fn standard_configs() -> Vec<Config> {
     let base = Config {
-        cpus: 2,
         batch: 2,
         updates: 6,
-        vals: vec![1],
-        readers: 1,
-        reads: 1,
-        periodic: false,
+        ..Config::bounds()
     };
     vec![
         base.clone(),
@@ -99,6 +107,52 @@ pub fn standard_configs() -> Vec<Config> {
     ]
 }
 
+/// Small configurations on which an exhaustive sequentially consistent
+/// search finishes in seconds: 2 and 3 CPUs, with and without the periodic
+/// flusher, 1-page and huge-page updates.
+pub fn exhaustive_configs() -> Vec<Config> {
+    let base = Config {
+        batch: 2,
+        updates: 3,
+        ..Config::bounds()
+    };
+    vec![
+        base.clone(),
+        Config {
+            batch: 1,
+            updates: 2,
+            readers: 0,
+            periodic: true,
+            ..base.clone()
+        },
+        Config {
+            updates: 2,
+            vals: vec![5],
+            readers: 0,
+            periodic: true,
+            ..base.clone()
+        },
+        Config {
+            cpus: 3,
+            updates: 1,
+            vals: vec![3],
+            ..base
+        },
+    ]
+}
+
+/// Abstract-time configurations: the periodic work re-queued every
+/// `FLUSH_TIME` ticks, on time and 1 or 2 ticks late, racing a reader that
+/// flushes (claims C2, C16 and the lag of B11).
+pub fn timed_configs() -> Vec<Config> {
+    (0..=2)
+        .map(|late| Config {
+            late,
+            ..Config::timed()
+        })
+        .collect()
+}
+
 /// Run one search with traces on and collect its maxima.
 pub fn measure(cfg: &Config, variant: &Variant, backend: &Backend, budget: Duration) -> Bound {
     let scenario = Arc::new(FlushScenario::new(cfg.clone(), variant.clone(), None, false).traced());
@@ -118,8 +172,12 @@ pub fn measure(cfg: &Config, variant: &Variant, backend: &Backend, budget: Durat
         documented: cfg.batch * cfg.cpus as i64,
         stale_at_no_flush: stale,
         split,
+        since_reset: m.stale_since_reset.get().map_or(0, |(v, _, _)| v),
+        derived: derived_for(cfg, variant),
         stale_after_flush_call: m.stale_after_flush_call.get().map_or(0, |(v, _, _)| v),
         max_threshold: m.max_threshold.get().map_or(0, |(v, _, _)| v),
+        stale_ticks: m.stale_ticks.get().map_or(0, |(v, _, _)| v),
+        ticks_witness: m.stale_ticks.get().map_or(Vec::new(), |(_, _, w)| w),
         rmws_per_update: m.rmws.load(crate::platform::ghost::Ordering::Relaxed) as f64
             / updates as f64,
         no_worse_than_baseline: None,
@@ -151,12 +209,17 @@ pub fn measure_sampled(cfg: &Config, variant: &Variant, iterations: usize) -> Bo
         best.split = runs[1].split;
         best.witness = runs[1].witness.clone();
     }
+    best.since_reset = runs.iter().map(|r| r.since_reset).max().unwrap_or(0);
     best.stale_after_flush_call = runs
         .iter()
         .map(|r| r.stale_after_flush_call)
         .max()
         .unwrap_or(0);
     best.max_threshold = runs.iter().map(|r| r.max_threshold).max().unwrap_or(0);
+    if runs[1].stale_ticks > best.stale_ticks {
+        best.stale_ticks = runs[1].stale_ticks;
+        best.ticks_witness = runs[1].ticks_witness.clone();
+    }
     best.executions = runs.iter().map(|r| r.executions).sum();
     best.finished = runs.iter().all(|r| r.finished);
     best.search =
@@ -164,8 +227,40 @@ pub fn measure_sampled(cfg: &Config, variant: &Variant, iterations: usize) -> Bo
     best
 }
 
-/// Fill in `no_worse_than_baseline` for every row whose configuration also
-/// has a v5.19 row: the quantitative form of `no_lost_flush`.
+/// The derived worst case of `cfg`, for the variants it covers (v5.19 and
+/// v6.0: a skip only when the threshold read is above `num_online_cpus()`).
+pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::derived::Derived> {
+    let covered = [Variant::V5_19.name, Variant::V6_0.name].contains(&variant.name);
+    covered.then(|| crate::derived::derive(cfg).ok()).flatten()
+}
+
+/// [`measure`] by an exhaustive sequentially consistent search (shuttle,
+/// depth first), stopped at `max_schedules` or `budget`.
+pub fn measure_exhaustive(
+    cfg: &Config,
+    variant: &Variant,
+    max_schedules: usize,
+    budget: Duration,
+) -> Bound {
+    measure(cfg, variant, &Backend::ShuttleDfs { max_schedules }, budget)
+}
+
+impl Bound {
+    /// Whether the search was exhaustive and its maxima equal the derived
+    /// ones (`None` when either is missing).
+    pub fn matches_derived(&self) -> Option<bool> {
+        let d = self.derived.as_ref()?;
+        if !(self.finished && self.search.contains("exhaustive")) {
+            return None;
+        }
+        Some(self.since_reset == d.since_reset && Some(self.stale_at_no_flush) == d.worst)
+    }
+}
+
+/// Fill in `no_worse_than_baseline` for every row whose configuration has
+/// a baseline: v5.19's derived worst case where the derivation applies
+/// (sound even when the rows are sampled), otherwise v5.19's measured
+/// maximum on the same configuration.
 pub fn compare_with_baseline(rows: &mut [Bound]) {
     let base: Vec<(Config, i64)> = rows
         .iter()
@@ -173,9 +268,8 @@ pub fn compare_with_baseline(rows: &mut [Bound]) {
         .map(|r| (r.cfg.clone(), r.stale_at_no_flush))
         .collect();
     for r in rows.iter_mut() {
-        r.no_worse_than_baseline = base
-            .iter()
-            .find(|(c, _)| *c == r.cfg)
-            .map(|(_, b)| r.stale_at_no_flush <= *b);
+        let derived = crate::derived::derive(&r.cfg).ok().and_then(|d| d.worst);
+        let measured = base.iter().find(|(c, _)| *c == r.cfg).map(|(_, b)| *b);
+        r.no_worse_than_baseline = derived.or(measured).map(|b| r.stale_at_no_flush <= b);
     }
 }

@@ -23,8 +23,17 @@ pub struct Config {
     pub readers: usize,
     /// Reads per reader thread.
     pub reads: usize,
-    /// Whether the periodic `flush_memcg_stats_dwork()` thread runs (once).
+    /// Whether the periodic `flush_memcg_stats_dwork()` thread runs: once
+    /// when `ticks` is 0, otherwise re-queued every `FLUSH_TIME` ticks.
     pub periodic: bool,
+    /// Abstract time: `jiffies_64` advances from 0 to `ticks` (0: time is
+    /// not modelled).
+    #[serde(default)]
+    pub ticks: usize,
+    /// How many ticks the periodic work may run after it is due (a
+    /// deferrable timer; B11 in the reference notes).
+    #[serde(default)]
+    pub late: usize,
 }
 
 impl Default for Config {
@@ -39,14 +48,50 @@ impl Default for Config {
             readers: 1,
             reads: 1,
             periodic: true,
+            ticks: 0,
+            late: 0,
         }
     }
 }
 
 impl Config {
+    /// The configuration the quantitative properties are checked on by
+    /// default: the smallest on which v5.19 and v6.0 violate the documented
+    /// bound and the off-by-one mutant leaves more stale than v5.19 can.
+    pub fn bounds() -> Config {
+        Config {
+            cpus: 2,
+            batch: 1,
+            updates: 4,
+            vals: vec![1],
+            readers: 1,
+            reads: 1,
+            periodic: false,
+            ticks: 0,
+            late: 0,
+        }
+    }
+
+    /// The configuration `flush_time_bound` is checked on by default: the
+    /// periodic work re-queued every `FLUSH_TIME` ticks, on time, racing a
+    /// reader that flushes.
+    pub fn timed() -> Config {
+        Config {
+            cpus: 2,
+            batch: 1,
+            updates: 3,
+            vals: vec![1],
+            readers: 1,
+            reads: 2,
+            periodic: true,
+            ticks: 6,
+            late: 0,
+        }
+    }
+
     /// Model threads one execution uses, the main thread included.
     pub fn threads(&self) -> usize {
-        1 + self.cpus + self.readers + usize::from(self.periodic)
+        1 + self.cpus + self.readers + usize::from(self.periodic) + usize::from(self.ticks > 0)
     }
 
     /// The value of update `k` on CPU `cpu`.
@@ -86,6 +131,21 @@ impl Config {
         if self.reads == 0 && self.readers > 0 {
             return Err("--reads 0: each reader must read at least once".into());
         }
+        if self.ticks > 0 && !self.periodic {
+            return Err(format!(
+                "--ticks {}: abstract time drives the periodic flusher; drop --no-periodic",
+                self.ticks
+            ));
+        }
+        if self.late > 0 && self.ticks == 0 {
+            return Err(format!(
+                "--late {}: lateness needs abstract time; add --ticks N",
+                self.late
+            ));
+        }
+        if self.ticks > 1000 {
+            return Err(format!("--ticks {}: at most 1000", self.ticks));
+        }
         if self.threads() > max_threads {
             return Err(format!(
                 "{} CPUs + {} readers + {} periodic flusher + main = {} threads: {backend} allows at most {max_threads}",
@@ -117,6 +177,10 @@ impl fmt::Display for Config {
             self.readers,
             self.reads,
             if self.periodic { "on" } else { "off" }
-        )
+        )?;
+        if self.ticks > 0 {
+            write!(f, " ticks={} late={}", self.ticks, self.late)?;
+        }
+        Ok(())
     }
 }

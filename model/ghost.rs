@@ -44,11 +44,14 @@ pub enum Event {
     ReadDuringFlush,
     /// A `spin_trylock` failed because another flusher held the lock.
     TrylockContended,
+    /// A reader decided not to flush while updates were missing from the
+    /// aggregate.
+    StaleNoFlush,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 7] = [
+    pub const ALL: [Event; 8] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -56,6 +59,7 @@ impl Event {
         Event::AddErasedByReset,
         Event::ReadDuringFlush,
         Event::TrylockContended,
+        Event::StaleNoFlush,
     ];
 
     /// The name used in reports.
@@ -68,6 +72,7 @@ impl Event {
             Event::AddErasedByReset => "add_erased_by_reset",
             Event::ReadDuringFlush => "read_during_flush",
             Event::TrylockContended => "trylock_contended",
+            Event::StaleNoFlush => "stale_no_flush",
         }
     }
 }
@@ -76,7 +81,7 @@ impl Event {
 /// quantitative [`Measures`] taken over the same executions.
 #[derive(Debug, Default)]
 pub struct Coverage {
-    counts: [AtomicU64; 7],
+    counts: [AtomicU64; 8],
     /// Maxima over the executions.
     pub measures: Measures,
 }
@@ -127,11 +132,18 @@ impl Max {
 pub struct Measures {
     /// At a reader decision not to flush.
     pub stale_at_no_flush: Max,
+    /// The same without the pages lost to a racing reset: residue, counted
+    /// and skipped since the last reset, the part the threshold gate
+    /// answers for.
+    pub stale_since_reset: Max,
     /// When a reader that decided to flush reads the statistic (a trylock
     /// loser returns at once and reads whatever is there).
     pub stale_after_flush_call: Max,
     /// The largest value `stats_flush_threshold` reached.
     pub max_threshold: Max,
+    /// Ticks since the oldest update missing from the aggregate was
+    /// written, at every read of the statistic (abstract time only).
+    pub stale_ticks: Max,
     /// Threshold RMWs issued by updaters, over all executions.
     pub rmws: AtomicU64,
     /// `__mod_memcg_state()` calls, over all executions.
@@ -187,6 +199,12 @@ pub struct Ghost {
     pub skipped_at: Vec<AtomicI64>,
     /// Threshold units added since the running flush started.
     pub added_during_flush: AtomicI64,
+    /// `jiffies_64` as it stands (abstract time).
+    pub now: AtomicI64,
+    /// Per CPU: (running sum after the update, tick) for every update.
+    pub stamps: Vec<Mutex<Vec<(i64, i64)>>>,
+    /// Per CPU: the running sum the root aggregate accounts for.
+    pub folded: Vec<AtomicI64>,
 }
 
 impl Ghost {
@@ -206,7 +224,28 @@ impl Ghost {
             seen_by_flush: per_cpu(0),
             skipped_at: per_cpu(i64::MIN),
             added_during_flush: AtomicI64::new(0),
+            now: AtomicI64::new(0),
+            stamps: (0..cpus).map(|_| Mutex::new(Vec::new())).collect(),
+            folded: per_cpu(0),
         }
+    }
+
+    /// Ticks since the oldest update the root aggregate does not account
+    /// for was written (0 if it accounts for all); non-negative updates.
+    pub fn stale_ticks(&self) -> i64 {
+        let now = Ghost::get(&self.now);
+        self.stamps
+            .iter()
+            .zip(&self.folded)
+            .filter_map(|(s, f)| {
+                let folded = Ghost::get(f);
+                let s = s.lock().unwrap_or_else(|e| e.into_inner());
+                s.iter()
+                    .find(|(sum, _)| *sum > folded)
+                    .map(|(_, t)| now - t)
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// Run one model operation together with its ghost update as one step.

@@ -139,9 +139,12 @@ impl<P: Platform> Default for SpinLock<P> {
 /// `Relaxed`. NOTE(loom): written as `compare_exchange`, not the
 /// `atomic_read() || atomic_xchg()` idiom, which trips loom's RMW bug.
 pub fn spin_trylock<P: Platform>(lock: &SpinLock<P>, acquire: Ordering) -> bool {
-    lock.0
-        .compare_exchange(0, 1, acquire, Ordering::Relaxed)
-        .is_ok()
+    // Lock words carry no measured ghost state (see platform::ghost_step).
+    crate::platform::ghost_step(false, || {
+        lock.0
+            .compare_exchange(0, 1, acquire, Ordering::Relaxed)
+            .is_ok()
+    })
 }
 
 /// `spin_lock(lock)`: spin on [`spin_trylock`] with ACQUIRE until it wins,
@@ -152,9 +155,16 @@ pub fn spin_lock<P: Platform>(lock: &SpinLock<P>) {
     }
 }
 
+/// `spin_is_locked(lock)`: a relaxed read of the lock word.
+pub fn spin_is_locked<P: Platform>(lock: &SpinLock<P>) -> bool {
+    crate::platform::ghost_step(false, || lock.0.load(Ordering::Relaxed) != 0)
+}
+
 /// `spin_unlock(lock)`: a RELEASE store.
 pub fn spin_unlock<P: Platform>(lock: &SpinLock<P>) {
-    store_against_rmw::<P>(&lock.0, 0, Ordering::Release);
+    crate::platform::ghost_step(false, || {
+        store_against_rmw::<P>(&lock.0, 0, Ordering::Release)
+    });
 }
 
 /// Plain data that a lock protects: the flusher's `state_prev` and

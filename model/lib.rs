@@ -26,6 +26,7 @@ pub mod bench;
 pub mod bounds;
 pub mod check;
 pub mod config;
+pub mod derived;
 pub mod explain;
 pub mod ghost;
 pub mod kernel;

@@ -25,9 +25,9 @@ use crossbeam_utils::CachePadded;
 use crate::config::Config;
 use crate::ghost::{Coverage, Event, Ghost};
 use crate::kernel::{
-    atomic_add, atomic_read, atomic_set, read_once, spin_lock, spin_trylock, spin_unlock,
-    this_cpu_add, this_cpu_add_return, this_cpu_write, write_once, Atomic, CpuLocal, Locked,
-    SpinLock,
+    atomic_add, atomic_read, atomic_set, read_once, spin_is_locked, spin_lock, spin_trylock,
+    spin_unlock, this_cpu_add, this_cpu_add_return, this_cpu_write, write_once, Atomic, CpuLocal,
+    Locked, SpinLock,
 };
 use crate::platform::Platform;
 use crate::property::{self, Property};
@@ -125,6 +125,15 @@ pub struct MemcgSystem<P: Platform> {
     pub flush_next_time: Locked<P>,
     /// `cgroup_rstat_lock` (kernel/cgroup/rstat.c).
     pub cgroup_rstat_lock: SpinLock<P>,
+    /// `jiffies_64`: 0 unless time is modelled (`cfg.ticks > 0`), then
+    /// advanced by [`MemcgSystem::jiffies_clock`].
+    pub jiffies_64: Atomic<P>,
+    /// When the queued `stats_flush_dwork` is due, in jiffies, or
+    /// `i64::MAX` while its work function runs.
+    ///
+    /// NOTE(kernel): stands for the delayed work's timer and work-pending
+    /// bit; `mem_cgroup_init()` queues the work `FLUSH_TIME` after boot.
+    pub stats_flush_dwork: Atomic<P>,
     /// Ghost state of this execution; `None` when benchmarking.
     pub ghost: Option<Ghost>,
     /// RMWs each CPU issued on `stats_flush_threshold` (owner-written,
@@ -136,6 +145,9 @@ pub struct MemcgSystem<P: Platform> {
     pub armed: Option<Property>,
     /// The step log (recording only when explaining a violation).
     pub tracer: Arc<Tracer>,
+    /// v5.19's derived worst residue + counted at a no-flush decision on
+    /// this configuration (`no_worse_than_baseline`); `None` if underived.
+    pub baseline_since_reset: Option<i64>,
 }
 
 impl<P: Platform> MemcgSystem<P> {
@@ -158,10 +170,13 @@ impl<P: Platform> MemcgSystem<P> {
             stats_flush_lock: SpinLock::new(),
             flush_next_time: Locked::new(0),
             cgroup_rstat_lock: SpinLock::new(),
+            jiffies_64: Atomic::new(0),
+            stats_flush_dwork: Atomic::new(FLUSH_TIME),
             ghost: Some(Ghost::new::<P>(cpus)),
             coverage,
             armed,
             tracer,
+            baseline_since_reset: None,
             cfg,
             variant,
         }
@@ -221,7 +236,11 @@ impl<P: Platform> MemcgSystem<P> {
             format!("__this_cpu_add(state[{idx}], {val})")
         });
         if let Some(g) = &self.ghost {
-            g.written[cpu].fetch_add(val, SEQ);
+            let sum = g.written[cpu].fetch_add(val, SEQ) + val;
+            if self.cfg.ticks > 0 {
+                let mut s = g.stamps[cpu].lock().unwrap_or_else(|e| e.into_inner());
+                s.push((sum, Ghost::get(&g.now)));
+            }
         }
         self.memcg_rstat_updated(cpu, memcg, val);
     }
@@ -269,7 +288,8 @@ impl<P: Platform> MemcgSystem<P> {
     fn skip_add(&self, cpu: usize, x: i64, units: i64) -> bool {
         let n = self.num_online_cpus();
         self.step(|| {
-            let threshold = atomic_read(&self.stats_flush_threshold);
+            let threshold =
+                crate::platform::ghost_step(true, || atomic_read(&self.stats_flush_threshold));
             let skip = self.variant.skip.skips(threshold, n);
             self.tracer.record(Actor::Cpu(cpu), || {
                 let verdict = if skip { "skip the add" } else { "add" };
@@ -337,7 +357,8 @@ impl<P: Platform> MemcgSystem<P> {
     pub fn mem_cgroup_flush_stats(&self, who: Actor) -> bool {
         let n = self.num_online_cpus();
         let threshold = self.step(|| {
-            let t = atomic_read(&self.stats_flush_threshold);
+            // Staleness is measured in this step (see platform::observing).
+            let t = crate::platform::observing(|| atomic_read(&self.stats_flush_threshold));
             self.tracer.record(who, || {
                 let verdict = if t > n { "flush" } else { "no flush" };
                 format!("atomic_read(&stats_flush_threshold) = {t}: {verdict}")
@@ -357,8 +378,25 @@ impl<P: Platform> MemcgSystem<P> {
         });
         if let (Some(g), false) = (&self.ghost, threshold > n) {
             let m = &self.coverage.measures;
+            let (stale, split) = (g.staleness(), g.split());
+            if stale > 0 {
+                self.coverage.hit(Event::StaleNoFlush);
+            }
+            if self.armed(Property::DocumentedErrorBound) {
+                property::documented_error_bound(stale, split, self.cfg.batch * n);
+            }
+            if let (true, Some(baseline)) = (
+                self.armed(Property::NoWorseThanBaseline),
+                self.baseline_since_reset,
+            ) {
+                property::no_worse_than_baseline(split, baseline);
+            }
             m.stale_at_no_flush
-                .offer_split(g.staleness(), g.split(), || self.tracer.steps());
+                .offer_split(stale, split, || self.tracer.steps());
+            m.stale_since_reset
+                .offer_split(split[0] + split[1] + split[2], split, || {
+                    self.tracer.steps()
+                });
         }
         if threshold > n {
             self.__mem_cgroup_flush_stats(who);
@@ -395,10 +433,16 @@ impl<P: Platform> MemcgSystem<P> {
                 property::flush_exclusion(inside);
             }
         }
+        let next = 2 * FLUSH_TIME
+            + if self.cfg.ticks > 0 {
+                read_once(&self.jiffies_64)
+            } else {
+                0
+            };
         // Recorded first: under loom a racing store panics inside set().
         self.tracer
-            .record(who, || format!("flush_next_time = {}", 2 * FLUSH_TIME));
-        self.flush_next_time.set(2 * FLUSH_TIME);
+            .record(who, || format!("flush_next_time = {next}"));
+        self.flush_next_time.set(next);
         self.cgroup_rstat_flush_irqsafe(who, ROOT_MEM_CGROUP);
         self.step(|| {
             atomic_set(&self.stats_flush_threshold, 0);
@@ -478,6 +522,9 @@ impl<P: Platform> MemcgSystem<P> {
             let v = read_once(&statc.state[i]);
             if let (Some(g), ROOT_MEM_CGROUP) = (&self.ghost, memcg) {
                 g.seen_by_flush[cpu].store(v, SEQ);
+                if v == statc.state_prev[i].get() {
+                    g.folded[cpu].store(v, SEQ);
+                }
             }
             self.tracer
                 .record(who, || format!("READ_ONCE(CPU {cpu} state[{i}]) = {v}"));
@@ -496,6 +543,7 @@ impl<P: Platform> MemcgSystem<P> {
             write_once(&m.vmstats.state[i], total);
             if let (Some(g), ROOT_MEM_CGROUP) = (&self.ghost, memcg) {
                 g.agg_mirror.store(total, SEQ);
+                g.folded[cpu].store(v, SEQ);
             }
             self.tracer
                 .record(who, || format!("vmstats.state[{i}] = {total}"));
@@ -507,12 +555,60 @@ impl<P: Platform> MemcgSystem<P> {
     }
 
     /// `flush_memcg_stats_dwork()`: the periodic work flushes regardless of
-    /// the threshold.
+    /// the threshold, then re-queues itself `FLUSH_TIME` later.
     ///
-    /// NOTE(kernel): the work runs once per execution; re-queueing every
-    /// `FLUSH_TIME` is not modelled (time is abstracted away).
+    /// NOTE(kernel): without abstract time (`cfg.ticks == 0`) the work runs
+    /// once and is not re-queued.
     pub fn flush_memcg_stats_dwork(&self) {
         self.__mem_cgroup_flush_stats(Actor::Periodic);
+        if self.cfg.ticks > 0 {
+            let due = read_once(&self.jiffies_64) + FLUSH_TIME;
+            atomic_set(&self.stats_flush_dwork, due);
+            self.tracer.record(Actor::Periodic, || {
+                format!("queue_delayed_work(&stats_flush_dwork, FLUSH_TIME): due at {due}")
+            });
+        }
+    }
+
+    /// The workqueue worker running `stats_flush_dwork` each time its timer
+    /// expires, until the next expiry lies beyond `cfg.ticks`.
+    pub fn stats_flush_dwork_worker(&self) {
+        loop {
+            let due = atomic_read(&self.stats_flush_dwork);
+            if due > self.cfg.ticks as i64 {
+                break;
+            }
+            while read_once(&self.jiffies_64) < due {
+                P::yield_now();
+            }
+            atomic_set(&self.stats_flush_dwork, i64::MAX);
+            self.flush_memcg_stats_dwork();
+        }
+    }
+
+    /// The timer interrupt: `jiffies_64` from 1 to `cfg.ticks`.
+    ///
+    /// NOTE(kernel): time may not pass `due + cfg.late` before the periodic
+    /// work has started (the deferrable timer fires at most `late` ticks
+    /// late), nor while a flush runs (a flush takes milliseconds, a tick
+    /// here stands for a second).
+    pub fn jiffies_clock(&self) {
+        for t in 1..=self.cfg.ticks as i64 {
+            loop {
+                let due = atomic_read(&self.stats_flush_dwork);
+                let waiting = due == i64::MAX || t > due.saturating_add(self.cfg.late as i64);
+                if !waiting && !spin_is_locked(&self.stats_flush_lock) {
+                    break;
+                }
+                P::yield_now();
+            }
+            write_once(&self.jiffies_64, t);
+            if let Some(g) = &self.ghost {
+                g.now.store(t, SEQ);
+            }
+            self.tracer
+                .record(Actor::Clock, || format!("jiffies_64 = {t}"));
+        }
     }
 
     /// `memcg_page_state(memcg, idx)`: a lockless `READ_ONCE` of the
@@ -522,12 +618,20 @@ impl<P: Platform> MemcgSystem<P> {
     /// clamp in v5.15); later kernels clamp negative values to 0 under
     /// CONFIG_SMP. The model returns the raw value for both versions.
     pub fn memcg_page_state(&self, who: Actor, memcg: usize, idx: usize) -> i64 {
-        let v = read_once(&self.memcgs[memcg].vmstats.state[idx]);
+        let v = crate::platform::observing(|| read_once(&self.memcgs[memcg].vmstats.state[idx]));
         self.tracer
             .record(who, || format!("READ_ONCE(vmstats.state[{idx}]) = {v}"));
         if let Some(g) = &self.ghost {
             if Ghost::get(&g.flushers_inside) > 0 {
                 self.coverage.hit(Event::ReadDuringFlush);
+            }
+            if self.cfg.ticks > 0 {
+                let age = g.stale_ticks();
+                if self.armed(Property::FlushTimeBound) {
+                    property::flush_time_bound(age, FLUSH_TIME);
+                }
+                let m = &self.coverage.measures;
+                m.stale_ticks.offer(age, || self.tracer.steps());
             }
         }
         v

@@ -137,8 +137,199 @@ macro_rules! model_atomic {
 }
 
 model_atomic!(loom::sync::atomic::AtomicI64);
-model_atomic!(shuttle::sync::atomic::AtomicI64);
 model_atomic!(std::sync::atomic::AtomicI64);
+
+/// shuttle's atomic, announcing each operation's footprint to the DFS
+/// scheduler ([`Backend::ShuttleDfs`]) before its scheduling point.
+pub struct ShuttleAtomic(shuttle::sync::atomic::AtomicI64, usize);
+
+impl ShuttleAtomic {
+    fn op<R>(&self, write: bool, f: impl FnOnce(&shuttle::sync::atomic::AtomicI64) -> R) -> R {
+        por::around(self.1, write, || f(&self.0))
+    }
+}
+
+impl ModelAtomic for ShuttleAtomic {
+    fn new(v: i64) -> Self {
+        ShuttleAtomic(shuttle::sync::atomic::AtomicI64::new(v), por::next_id())
+    }
+    fn load(&self, order: Ordering) -> i64 {
+        self.op(false, |a| a.load(order))
+    }
+    fn store(&self, v: i64, order: Ordering) {
+        self.op(true, |a| a.store(v, order))
+    }
+    fn fetch_add(&self, v: i64, order: Ordering) -> i64 {
+        self.op(true, |a| a.fetch_add(v, order))
+    }
+    fn swap(&self, v: i64, order: Ordering) -> i64 {
+        self.op(true, |a| a.swap(v, order))
+    }
+    fn compare_exchange(
+        &self,
+        current: i64,
+        new: i64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<i64, i64> {
+        self.op(true, |a| a.compare_exchange(current, new, success, failure))
+    }
+}
+
+/// Partial-order reduction for the DFS: each shuttle task's pending
+/// operation, so that the scheduler can put independent choices to sleep
+/// (Godefroid's sleep sets).
+///
+/// A step is the pending model operation plus the thread-local code after
+/// it up to the next scheduling point. Two steps are independent when their
+/// operations touch different atomics, or only read the same one. Lock-
+/// protected and CPU-local cells never conflict, and ghost bookkeeping is
+/// tied to the operation it shadows; the exception is a step that *reads*
+/// ghost state all threads write (a reader's flush decision and its read of
+/// the statistic, where staleness is measured), which [`observing`] marks
+/// as dependent on everything. So every measured maximum and every property
+/// check sees each distinct outcome; coverage counts see fewer executions.
+mod por {
+    use std::cell::{Cell, RefCell};
+    use std::collections::HashMap;
+
+    /// What a task will do at its next scheduling point.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Fp {
+        /// A task's first step, before it has run at all: up to its first
+        /// atomic operation it runs only thread-local code.
+        Start,
+        /// Not an atomic operation (spawn, join, yield, finish).
+        Unknown,
+        /// A step that reads ghost state: dependent on everything.
+        Observe,
+        /// A load (`write == false`) or a store/RMW of atomic number `addr`
+        /// (creation order, the same in every execution);
+        /// `ghost` when the step also changes measured ghost state.
+        Access {
+            addr: usize,
+            write: bool,
+            ghost: bool,
+        },
+    }
+
+    thread_local! {
+        static ACTIVE: Cell<bool> = const { Cell::new(false) };
+        static OBSERVING: Cell<bool> = const { Cell::new(false) };
+        static GHOST: Cell<Option<bool>> = const { Cell::new(None) };
+        static NEXT_ID: Cell<usize> = const { Cell::new(0) };
+        static PENDING: RefCell<HashMap<usize, Fp>> = RefCell::new(HashMap::new());
+        static STARTED: RefCell<std::collections::HashSet<usize>> = RefCell::new(Default::default());
+    }
+
+    /// Whether two steps may not be swapped.
+    pub fn dependent(a: Fp, b: Fp) -> bool {
+        match (a, b) {
+            (Fp::Start, _) | (_, Fp::Start) => false,
+            (
+                Fp::Access {
+                    addr: x, write: v, ..
+                },
+                Fp::Access {
+                    addr: y, write: w, ..
+                },
+            ) => x == y && (v || w),
+            (Fp::Observe, Fp::Access { ghost, .. }) | (Fp::Access { ghost, .. }, Fp::Observe) => {
+                ghost
+            }
+            _ => true,
+        }
+    }
+
+    /// Run the atomic operation `f` on the atomic at `addr`, announcing it.
+    pub fn around<R>(addr: usize, write: bool, f: impl FnOnce() -> R) -> R {
+        if !ACTIVE.with(Cell::get) {
+            return f();
+        }
+        let me = usize::from(shuttle::current::me());
+        // Every task runs on this OS thread: take the marks before the
+        // scheduling point inside `f`, so other tasks do not inherit them.
+        let observing = OBSERVING.with(|o| o.replace(false));
+        let ghost = GHOST.with(|g| g.replace(None));
+        let fp = if observing {
+            Fp::Observe
+        } else {
+            Fp::Access {
+                addr,
+                write,
+                ghost: ghost.unwrap_or(write),
+            }
+        };
+        PENDING.with(|p| p.borrow_mut().insert(me, fp));
+        STARTED.with(|s| s.borrow_mut().insert(me));
+        let r = f();
+        PENDING.with(|p| p.borrow_mut().remove(&me));
+        OBSERVING.with(|o| o.set(observing));
+        GHOST.with(|g| g.set(ghost));
+        r
+    }
+
+    /// A number for a new atomic: its place in creation order, which the
+    /// deterministic scenario repeats in every execution (addresses differ).
+    pub fn next_id() -> usize {
+        NEXT_ID.with(|n| n.replace(n.get() + 1))
+    }
+
+    /// The pending footprint of task `tid`.
+    pub fn pending(tid: usize) -> Fp {
+        let started = STARTED.with(|s| s.borrow().contains(&tid));
+        PENDING
+            .with(|p| p.borrow().get(&tid).copied())
+            .unwrap_or(if started { Fp::Unknown } else { Fp::Start })
+    }
+
+    /// Mark task `tid` as having run (the main task starts running).
+    pub fn started(tid: usize) {
+        STARTED.with(|s| s.borrow_mut().insert(tid));
+    }
+
+    /// Turn recording on or off for this OS thread (shuttle runs every task
+    /// of an execution on the thread that runs the exploration).
+    pub fn activate(on: bool) {
+        ACTIVE.with(|a| a.set(on));
+        NEXT_ID.with(|n| n.set(0));
+        PENDING.with(|p| p.borrow_mut().clear());
+        STARTED.with(|s| s.borrow_mut().clear());
+    }
+
+    /// Mark the operations `f` performs as observing.
+    pub fn observing<R>(f: impl FnOnce() -> R) -> R {
+        let was = OBSERVING.with(|o| o.replace(true));
+        let r = f();
+        OBSERVING.with(|o| o.set(was));
+        r
+    }
+
+    /// Say whether the steps of the operations in `f` change measured ghost
+    /// state (by default writes do and reads do not).
+    pub fn ghost<R>(changes: bool, f: impl FnOnce() -> R) -> R {
+        let was = GHOST.with(|o| o.replace(Some(changes)));
+        let r = f();
+        GHOST.with(|o| o.set(was));
+        r
+    }
+}
+
+/// Mark the model operation in `f` as one whose step reads the ghost state
+/// that staleness is measured from (a reader's flush decision, its read of
+/// the statistic): the exhaustive search never reorders it with a step that
+/// changes that state. Has no effect on the other backends.
+pub fn observing<R>(f: impl FnOnce() -> R) -> R {
+    por::observing(f)
+}
+
+/// Declare whether the step of the model operation in `f` changes measured
+/// ghost state, where the default (writes do, reads do not) is wrong: a
+/// v6.0 skip is a read that records skipped pages; lock operations are
+/// writes that record nothing measured. Has no effect on other backends.
+pub fn ghost_step<R>(changes: bool, f: impl FnOnce() -> R) -> R {
+    por::ghost(changes, f)
+}
 
 /// loom's causality-checked cell.
 pub struct LoomCell<T>(loom::cell::UnsafeCell<T>);
@@ -229,7 +420,7 @@ impl Platform for Loom {
 
 impl Platform for Shuttle {
     const BACKEND_KIND: BackendKind = BackendKind::Shuttle;
-    type Atomic = shuttle::sync::atomic::AtomicI64;
+    type Atomic = ShuttleAtomic;
     type Cell<T: Send + 'static> = PlainCell<T>;
     type JoinHandle<T: Send + 'static> = shuttle::thread::JoinHandle<T>;
     fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Self::JoinHandle<T> {
@@ -320,6 +511,13 @@ pub enum Backend {
         /// Seed of the scheduler's PRNG.
         seed: u64,
     },
+    /// shuttle with flushcheck's depth-first scheduler: every sequentially
+    /// consistent interleaving, up to `max_schedules` (exhaustive when it
+    /// finishes below the cap).
+    ShuttleDfs {
+        /// Cap on schedules; reaching it makes the search inconclusive.
+        max_schedules: usize,
+    },
     /// Real threads, repeated.
     Std {
         /// Number of repetitions.
@@ -334,6 +532,7 @@ impl Backend {
             Backend::Loom { .. } => "loom",
             Backend::ShuttleRandom { .. } => "shuttle-random",
             Backend::ShuttlePct { .. } => "shuttle-pct",
+            Backend::ShuttleDfs { .. } => "shuttle-dfs",
             Backend::Std { .. } => "std",
         }
     }
@@ -344,7 +543,7 @@ impl Backend {
             self,
             Backend::Loom {
                 preemption_bound: None
-            }
+            } | Backend::ShuttleDfs { .. }
         )
     }
 
@@ -367,6 +566,9 @@ impl Backend {
             } => {
                 format!("shuttle PCT depth {depth}, {iterations} schedules, seed {seed} (sampled)")
             }
+            Backend::ShuttleDfs { max_schedules } => format!(
+                "shuttle DFS, every SC interleaving, cap {max_schedules} schedules (exhaustive)"
+            ),
             Backend::Std { iterations } => format!("std threads, {iterations} runs (sampled)"),
         }
     }
@@ -506,6 +708,113 @@ impl shuttle::scheduler::Scheduler for PerSchedule {
     }
 }
 
+/// A depth-first enumeration of every schedule, for the exhaustive
+/// sequentially consistent search ([`Backend::ShuttleDfs`]).
+///
+/// Unlike shuttle's `DfsScheduler` it does not reschedule a thread that has
+/// just yielded while another thread can run: a `spin_lock()` loop would
+/// otherwise make the schedule tree infinite. Skipping those choices loses
+/// no behaviour, because a spinning thread that is rescheduled at once
+/// re-reads the same state.
+struct Dfs {
+    levels: Vec<Level>,
+    depth: usize,
+    started: u64,
+    cap: u64,
+    /// Set once every schedule has been run.
+    exhausted: Arc<ghost::AtomicBool>,
+}
+
+/// One decision of the DFS: the tasks to try (with their pending steps),
+/// which one is being tried, and the tasks asleep on arrival.
+struct Level {
+    choices: Vec<(usize, por::Fp)>,
+    idx: usize,
+    sleep: Vec<(usize, por::Fp)>,
+}
+
+impl Level {
+    /// The sleep set below the current choice: what was asleep here or tried
+    /// before, if independent of the step taken.
+    fn child_sleep(&self) -> Vec<(usize, por::Fp)> {
+        let (t, fp) = self.choices[self.idx];
+        self.sleep
+            .iter()
+            .chain(&self.choices[..self.idx])
+            .filter(|(u, ufp)| *u != t && !por::dependent(*ufp, fp))
+            .copied()
+            .collect()
+    }
+}
+
+impl shuttle::scheduler::Scheduler for Dfs {
+    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
+        por::activate(true);
+        if self.started > 0 {
+            self.levels.truncate(self.depth);
+            while let Some(l) = self.levels.last_mut() {
+                if l.idx + 1 < l.choices.len() {
+                    l.idx += 1;
+                    break;
+                }
+                self.levels.pop();
+            }
+            if self.levels.is_empty() {
+                self.exhausted.store(true, Ordering::Relaxed);
+                return None;
+            }
+        }
+        if self.started == self.cap {
+            return None;
+        }
+        self.started += 1;
+        self.depth = 0;
+        Some(shuttle::scheduler::Schedule::new(0))
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&shuttle::scheduler::Task],
+        current: Option<shuttle::scheduler::TaskId>,
+        is_yielding: bool,
+    ) -> Option<shuttle::scheduler::TaskId> {
+        if let Some(c) = current {
+            por::started(usize::from(c));
+        }
+        if self.depth < self.levels.len() {
+            let l = &self.levels[self.depth];
+            self.depth += 1;
+            return Some(l.choices[l.idx].0.into());
+        }
+        let sleep = match self.depth {
+            0 => Vec::new(),
+            d => self.levels[d - 1].child_sleep(),
+        };
+        let choices: Vec<(usize, por::Fp)> = runnable
+            .iter()
+            .map(|t| t.id())
+            .filter(|id| !(is_yielding && runnable.len() > 1 && Some(*id) == current))
+            .map(usize::from)
+            .filter(|id| !sleep.iter().any(|(s, _)| s == id))
+            .map(|id| (id, por::pending(id)))
+            .collect();
+        // Every runnable task asleep: this schedule only reorders
+        // independent steps of one already explored, so stop it.
+        let first = choices.first()?.0;
+        self.levels.push(Level {
+            choices,
+            idx: 0,
+            sleep,
+        });
+        self.depth += 1;
+        Some(first.into())
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        0
+    }
+}
+
 /// The shuttle scheduler for `backend` (a shuttle backend) and `shard`.
 fn shuttle_scheduler(
     backend: &Backend,
@@ -557,6 +866,8 @@ pub fn explore_shard<S: Scenario>(
     let counter = count.clone();
     let deadline = start + budget;
     let backend_c = backend.clone();
+    let exhausted = Arc::new(ghost::AtomicBool::new(false));
+    let exhausted_c = exhausted.clone();
     let result = panic::catch_unwind(AssertUnwindSafe(move || match backend_c {
         Backend::Loom { preemption_bound } => {
             let builder = loom_builder(preemption_bound);
@@ -572,6 +883,17 @@ pub fn explore_shard<S: Scenario>(
         b @ (Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }) => {
             shuttle_run(shuttle_scheduler(&b, shard), budget, counter, scenario);
         }
+        Backend::ShuttleDfs { max_schedules } => {
+            let dfs = Dfs {
+                levels: Vec::new(),
+                depth: 0,
+                started: 0,
+                cap: max_schedules as u64,
+                exhausted: exhausted_c,
+            };
+            shuttle_run(dfs, budget, counter, scenario);
+            por::activate(false);
+        }
         Backend::Std { iterations } => {
             for _ in 0..iterations {
                 if Instant::now() > deadline {
@@ -582,14 +904,24 @@ pub fn explore_shard<S: Scenario>(
             }
         }
     }));
-    classify(
+    let mut e = classify(
         backend,
         shard,
         budget,
         start,
         count.load(Ordering::Relaxed),
         result,
-    )
+    );
+    if let Backend::ShuttleDfs { max_schedules } = backend {
+        if e.outcome == Outcome::Finished && !exhausted.load(Ordering::Relaxed) {
+            e.outcome = Outcome::CutShort(format!(
+                "the DFS stopped after {} schedules (cap {max_schedules}, budget {:.0} s) before covering every interleaving",
+                e.executions,
+                budget.as_secs_f64()
+            ));
+        }
+    }
+    e
 }
 
 /// Turn a caught run into an [`Exploration`].

@@ -21,16 +21,57 @@ pub enum Property {
     MonotonicReads,
     /// See [`flush_exclusion`].
     FlushExclusion,
+    /// See [`documented_error_bound`].
+    DocumentedErrorBound,
+    /// See [`no_worse_than_baseline`].
+    NoWorseThanBaseline,
+    /// See [`flush_time_bound`].
+    FlushTimeBound,
 }
 
 impl Property {
     /// All properties, in report order.
-    pub const ALL: [Property; 4] = [
+    pub const ALL: [Property; 7] = [
         Property::NoLostFlush,
         Property::Conservation,
         Property::MonotonicReads,
         Property::FlushExclusion,
+        Property::DocumentedErrorBound,
+        Property::NoWorseThanBaseline,
+        Property::FlushTimeBound,
     ];
+
+    /// Whether the property bounds a measured quantity (staleness in pages
+    /// or ticks). These are not run under loom (see
+    /// [`Property::decided_by`]).
+    pub fn quantitative(self) -> bool {
+        matches!(
+            self,
+            Property::DocumentedErrorBound
+                | Property::NoWorseThanBaseline
+                | Property::FlushTimeBound
+        )
+    }
+
+    /// The configuration the property is checked on when none is given:
+    /// the smallest that exercises it.
+    pub fn default_config(self) -> Option<crate::Config> {
+        match self {
+            Property::DocumentedErrorBound | Property::NoWorseThanBaseline => {
+                Some(crate::Config::bounds())
+            }
+            Property::FlushTimeBound => Some(crate::Config::timed()),
+            _ => None,
+        }
+    }
+
+    /// Whether the property states a claim from the kernel's comments that
+    /// the model is expected to refute for the kernel itself, so a
+    /// violation of a kernel variant is a finding, not a failure of the
+    /// run (C1: the kernel violates it; see docs/findings.md).
+    pub fn refutable_claim(self) -> bool {
+        self == Property::DocumentedErrorBound
+    }
 
     /// The name used in messages, reports and on the command line.
     pub fn name(self) -> &'static str {
@@ -39,6 +80,9 @@ impl Property {
             Property::Conservation => "conservation",
             Property::MonotonicReads => "monotonic_reads",
             Property::FlushExclusion => "flush_exclusion",
+            Property::DocumentedErrorBound => "documented_error_bound",
+            Property::NoWorseThanBaseline => "no_worse_than_baseline",
+            Property::FlushTimeBound => "flush_time_bound",
         }
     }
 
@@ -65,6 +109,9 @@ impl Property {
             Property::Conservation => Event::UpdateBehindFlusher,
             Property::MonotonicReads => Event::ReadDuringFlush,
             Property::FlushExclusion => Event::TrylockContended,
+            Property::DocumentedErrorBound => Event::StaleNoFlush,
+            Property::NoWorseThanBaseline => Event::Skip,
+            Property::FlushTimeBound => Event::UpdateBehindFlusher,
         }
     }
 
@@ -78,6 +125,13 @@ impl Property {
             Property::MonotonicReads => "all backends; loom also under weak memory",
             Property::FlushExclusion => {
                 "occupancy probe everywhere; happens-before between flushes only under loom"
+            }
+            Property::DocumentedErrorBound | Property::NoWorseThanBaseline => {
+                "shuttle/std: staleness in execution order; not run under loom, where a relaxed \
+                 atomic_read may return an older threshold than execution order shows"
+            }
+            Property::FlushTimeBound => {
+                "shuttle: age in ticks, in execution order; abstract time runs under shuttle only"
             }
         }
     }
@@ -148,6 +202,60 @@ pub fn monotonic_reads(reader: usize, previous: i64, now: i64) {
 pub fn flush_exclusion(inside: i64) {
     if inside > 1 {
         panic!("flush_exclusion: {inside} flushers inside __mem_cgroup_flush_stats() at once");
+    }
+}
+
+/// `documented_error_bound` (claim C1): at a reader's decision not to
+/// flush, the aggregate misses at most `MEMCG_CHARGE_BATCH * nr_cpus`
+/// pages.
+///
+/// mm/memcontrol.c (since 11192d9c124d): stats "will be out of sync by
+/// atmost (MEMCG_CHARGE_BATCH * nr_cpus) but only for 2 seconds". `split`
+/// is residue / counted / skipped / lost ([`crate::ghost::Split`]).
+pub fn documented_error_bound(stale: i64, split: crate::ghost::Split, documented: i64) {
+    if stale > documented {
+        panic!(
+            "documented_error_bound: a reader skipped the flush with {stale} pages missing from \
+             memcg->vmstats.state (residue {}, counted {}, skipped {}, lost {}) > \
+             MEMCG_CHARGE_BATCH * nr_cpus = {documented}",
+            split[0], split[1], split[2], split[3]
+        );
+    }
+}
+
+/// `no_worse_than_baseline`: skipping never makes the error worse. At a
+/// reader's decision not to flush, the pages the threshold gate answers for
+/// (residue + counted + skipped since the last reset) are at most the most
+/// v5.19 can leave on this configuration, `baseline`, derived from the
+/// arithmetic ([`crate::derived`]) and confirmed by exhaustive search.
+///
+/// The quantitative form of [`no_lost_flush`]. Pages lost to a reset that
+/// raced with a flush are left out: both versions lose them alike.
+pub fn no_worse_than_baseline(split: crate::ghost::Split, baseline: i64) {
+    let gated = split[0] + split[1] + split[2];
+    if gated > baseline {
+        panic!(
+            "no_worse_than_baseline: a reader skipped the flush with {gated} pages behind the \
+             threshold gate (residue {}, counted {}, skipped {}), more than the {baseline} \
+             v5.19 can leave on this configuration",
+            split[0], split[1], split[2]
+        );
+    }
+}
+
+/// `flush_time_bound` (claims C2, C16): with the periodic work running every
+/// `FLUSH_TIME`, a read never misses an update written more than
+/// `FLUSH_TIME` ticks earlier.
+///
+/// mm/memcontrol.c: "Periodically and asynchronously flush the stats every
+/// 2 seconds"; Michal Koutný (2022): "Assuming the periodic flush is
+/// working, the reader won't see data older than 2 seconds".
+pub fn flush_time_bound(age: i64, flush_time: i64) {
+    if age > flush_time {
+        panic!(
+            "flush_time_bound: a read of memcg->vmstats.state misses an update written {age} ticks \
+             earlier, more than FLUSH_TIME = {flush_time}"
+        );
     }
 }
 

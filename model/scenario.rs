@@ -35,19 +35,24 @@ pub struct FlushScenario {
     /// Fail the execution whose observation is this one (to explain a
     /// differential `no_lost_flush` violation found under loom).
     pub target: Option<Observation>,
+    /// v5.19's derived worst case (`no_worse_than_baseline`), computed once.
+    pub baseline_since_reset: Option<i64>,
 }
 
 impl FlushScenario {
     /// A scenario; `collect` keeps every distinct [`Observation`].
     pub fn new(cfg: Config, variant: Variant, armed: Option<Property>, collect: bool) -> Self {
         FlushScenario {
-            cfg,
             variant,
             armed,
             coverage: Arc::new(Coverage::default()),
             observations: collect.then(|| Mutex::new(BTreeSet::new())),
             tracer: Arc::new(Tracer::new(false)),
             target: None,
+            baseline_since_reset: (armed == Some(Property::NoWorseThanBaseline))
+                .then(|| crate::derived::derive(&cfg).ok().map(|d| d.since_reset))
+                .flatten(),
+            cfg,
         }
     }
 
@@ -69,13 +74,15 @@ impl FlushScenario {
 impl Scenario for FlushScenario {
     fn run<P: Platform>(&self) {
         self.tracer.clear();
-        let sys = Arc::new(MemcgSystem::<P>::new(
+        let mut sys = MemcgSystem::<P>::new(
             self.cfg.clone(),
             self.variant.clone(),
             self.armed,
             self.coverage.clone(),
             self.tracer.clone(),
-        ));
+        );
+        sys.baseline_since_reset = self.baseline_since_reset;
+        let sys = Arc::new(sys);
         let gate = Arc::new(StartGate::new::<P>(self.cfg.threads() - 1));
         let updaters: Vec<_> = (0..self.cfg.cpus)
             .map(|cpu| spawn(&sys, &gate, move |s| s.updater(cpu)))
@@ -83,14 +90,24 @@ impl Scenario for FlushScenario {
         let readers: Vec<_> = (0..self.cfg.readers)
             .map(|r| spawn(&sys, &gate, move |s| s.reader(r)))
             .collect();
-        let periodic = self
-            .cfg
-            .periodic
-            .then(|| spawn(&sys, &gate, |s| s.flush_memcg_stats_dwork()));
+        let timed = self.cfg.ticks > 0;
+        let periodic = self.cfg.periodic.then(|| {
+            spawn(&sys, &gate, move |s| {
+                if timed {
+                    s.stats_flush_dwork_worker()
+                } else {
+                    s.flush_memcg_stats_dwork()
+                }
+            })
+        });
+        let clock = timed.then(|| spawn(&sys, &gate, |s| s.jiffies_clock()));
         for h in updaters {
             h.join();
         }
         if let Some(h) = periodic {
+            h.join();
+        }
+        if let Some(h) = clock {
             h.join();
         }
         let mut observation: Observation = Vec::new();

@@ -25,6 +25,8 @@ pub enum Actor {
     Periodic,
     /// The main thread: the quiescent read and the final flush.
     Main,
+    /// The timer interrupt advancing `jiffies_64` (abstract time).
+    Clock,
 }
 
 impl fmt::Display for Actor {
@@ -34,6 +36,7 @@ impl fmt::Display for Actor {
             Actor::Reader(r) => write!(f, "reader {r}"),
             Actor::Periodic => f.write_str("periodic"),
             Actor::Main => f.write_str("main"),
+            Actor::Clock => f.write_str("clock"),
         }
     }
 }

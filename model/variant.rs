@@ -169,7 +169,11 @@ impl Variant {
                 kind: Kind::Mutant,
                 summary: "v6.0 with the skip test off by one: skip when threshold >= num_online_cpus()",
                 skip: SkipPolicy::AtOrAboveTrigger,
-                killed_by: &[(Property::NoLostFlush, SHUTTLE)],
+                killed_by: &[
+                    (Property::NoLostFlush, SHUTTLE),
+                    (Property::NoWorseThanBaseline, SHUTTLE),
+                    (Property::DocumentedErrorBound, SHUTTLE),
+                ],
                 ..Variant::V6_0
             },
             Variant {

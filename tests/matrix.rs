@@ -33,8 +33,9 @@ fn default_matrix_passes_with_kernel_holds_and_mutant_kills() {
     let cells = cells(&out);
     assert_eq!(
         cells.len(),
-        7 * 4 * 4,
-        "7 variants x 4 properties x 4 backends"
+        7 * (4 * 4 + 2 * 3 + 2),
+        "7 variants x (4 properties x 4 backends + 2 staleness properties x 3 non-loom backends \
+         + flush_time_bound x 2 shuttle backends)"
     );
     for c in &cells {
         for field in [
@@ -50,11 +51,29 @@ fn default_matrix_passes_with_kernel_holds_and_mutant_kills() {
     }
     for v in ["v5.19", "v6.0"] {
         for c in cells.iter().filter(|c| c["variant"] == v) {
-            assert_eq!(c["verdict"], "holds", "{c}");
+            // C1 is the kernel's own claim, refuted (docs/findings.md) by
+            // the shuttle searches; std's real threads may not hit it.
+            if c["property"] == "documented_error_bound" {
+                if c["backend"] != "std" {
+                    assert_eq!(c["verdict"], "violated", "{c}");
+                }
+            } else {
+                assert_eq!(c["verdict"], "holds", "{c}");
+            }
             assert!(c["executions"].as_u64().unwrap() > 0, "{c}");
         }
     }
     let kills = [
+        (
+            "mutant-skip-off-by-one",
+            "no_worse_than_baseline",
+            "shuttle-random",
+        ),
+        (
+            "mutant-skip-off-by-one",
+            "no_worse_than_baseline",
+            "shuttle-pct",
+        ),
         ("mutant-skip-off-by-one", "no_lost_flush", "shuttle-random"),
         ("mutant-skip-off-by-one", "no_lost_flush", "shuttle-pct"),
         ("mutant-load-store-bump", "no_lost_flush", "shuttle-random"),
@@ -122,7 +141,7 @@ fn json_agrees_with_table() {
     let (code_j, json, _) = flushcheck(&json_args);
     assert_eq!(code_t, code_j);
     let cells = cells(&json);
-    assert_eq!(cells.len(), 7 * 4 * 2);
+    assert_eq!(cells.len(), 7 * 7 * 2);
     for c in &cells {
         let row = table
             .lines()

@@ -82,6 +82,12 @@ fn a_missing_shard_makes_the_merge_inconclusive() {
     assert_eq!(Some(out.code), Some(1));
     let merged: Value = serde_json::from_str(&out.stdout).unwrap();
     for c in merged.as_array().unwrap() {
+        // A violation found by one shard needs no other shard: C1 is
+        // refuted for v6.0 by shard 0 alone.
+        if c["property"] == "documented_error_bound" {
+            assert_eq!(c["verdict"], "violated", "{c}");
+            continue;
+        }
         assert_eq!(c["verdict"], "inconclusive", "{c}");
         assert!(
             c["note"]

@@ -53,6 +53,14 @@ struct ConfigArgs {
     /// Do not run the periodic flusher thread.
     #[arg(long = "no-periodic")]
     no_periodic: bool,
+    /// Abstract time: jiffies_64 runs from 0 to N and the periodic work is
+    /// re-queued every FLUSH_TIME (2) ticks (0: time not modelled; shuttle
+    /// only).
+    #[arg(long, default_value_t = 0)]
+    ticks: usize,
+    /// Ticks the periodic work may run after it is due (deferrable timer).
+    #[arg(long, default_value_t = 0)]
+    late: usize,
 }
 
 impl ConfigArgs {
@@ -69,6 +77,8 @@ impl ConfigArgs {
             } else {
                 self.periodic || Config::default().periodic
             },
+            ticks: self.ticks,
+            late: self.late,
         }
     }
 }
@@ -191,26 +201,7 @@ enum Command {
     },
     /// Staleness and threshold maxima per variant beside the documented
     /// bound MEMCG_CHARGE_BATCH * nr_cpus, with witness traces.
-    Bounds {
-        /// Measure the configuration given by the flags below instead of
-        /// the standard list.
-        #[arg(long)]
-        custom: bool,
-        #[command(flatten)]
-        cfg: ConfigArgs,
-        /// Variants (default: v5.19, v6.0 and the off-by-one mutant).
-        #[arg(long, value_delimiter = ',')]
-        variant: Vec<String>,
-        /// shuttle schedules per scheduler (random and PCT are both run).
-        #[arg(long, default_value_t = 20_000)]
-        shuttle_iterations: usize,
-        /// Also print the witness trace of every C1 violation.
-        #[arg(long)]
-        witness: bool,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
+    Bounds(BoundsArgs),
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge {
@@ -227,6 +218,44 @@ enum Command {
         /// The cell, as JSON.
         spec: String,
     },
+}
+
+/// `flushcheck bounds`.
+#[derive(clap::Args, Debug, Clone)]
+struct BoundsArgs {
+    /// Measure the configuration given by the flags below instead of the
+    /// standard list.
+    #[arg(long)]
+    custom: bool,
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// Variants (default: v5.19, v6.0 and the off-by-one mutant).
+    #[arg(long, value_delimiter = ',')]
+    variant: Vec<String>,
+    /// shuttle schedules per scheduler (random and PCT are both run).
+    #[arg(long, default_value_t = 20_000)]
+    shuttle_iterations: usize,
+    /// Search every sequentially consistent interleaving (shuttle, depth
+    /// first) instead of sampling, on the small configurations where that
+    /// finishes, and compare the maxima with the derived worst case.
+    #[arg(long)]
+    exhaustive: bool,
+    /// Measure the abstract-time configurations (periodic work every
+    /// FLUSH_TIME ticks, on time or late) instead of the standard list.
+    #[arg(long)]
+    time: bool,
+    /// Cap on the schedules of one exhaustive search.
+    #[arg(long, default_value_t = 2_000_000)]
+    max_schedules: usize,
+    /// Time budget per search, in seconds.
+    #[arg(long, default_value_t = 120)]
+    budget: u64,
+    /// Also print the witness trace of every C1 violation.
+    #[arg(long)]
+    witness: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -496,6 +525,11 @@ fn matrix(args: &MatrixArgs) -> Result<ExitCode, String> {
         Format::Json => print_json(&cells)?,
         Format::Text => {
             println!("flushcheck: {}", plan.cfg);
+            for p in &plan.properties {
+                if plan.cfg_for(*p) != plan.cfg {
+                    println!("  {p}: {}", plan.cfg_for(*p));
+                }
+            }
             print!("{}", table(&plan, &cells, true));
             print!("{}", summary(&cells, elapsed));
         }
@@ -511,6 +545,11 @@ fn matrix(args: &MatrixArgs) -> Result<ExitCode, String> {
 fn markdown_matrix(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## Verdicts\n\nConfiguration: `{}`\n", plan.cfg);
+    for p in &plan.properties {
+        if plan.cfg_for(*p) != plan.cfg {
+            let _ = writeln!(out, "`{p}` runs on `{}`\n", plan.cfg_for(*p));
+        }
+    }
     let _ = writeln!(
         out,
         "```text\n{}{}```\n",
@@ -597,9 +636,12 @@ fn render(c: &Counterexample, format: Format, width: usize) -> Result<String, St
 }
 
 fn explain_cmd(a: &ExplainArgs) -> Result<ExitCode, String> {
-    let cfg = a.cfg.config();
     let variant = Variant::by_name(&a.variant)?;
     let property = Property::by_name(&a.property)?;
+    let mut cfg = a.cfg.config();
+    if cfg == Config::default() {
+        cfg = property.default_config().unwrap_or(cfg);
+    }
     if a.budget == 0 {
         return Err("--budget 0: the time budget must be at least 1 second".into());
     }
@@ -726,7 +768,13 @@ fn report_cmd(out: &std::path::Path, args: &MatrixArgs) -> Result<ExitCode, Stri
             },
         };
         eprintln!("explaining {} / {} ...", c.variant, c.property);
-        match explain::explain(&plan.cfg, &variant, c.property, &search, plan.budget) {
+        match explain::explain(
+            &plan.cfg_for(c.property),
+            &variant,
+            c.property,
+            &search,
+            plan.budget,
+        ) {
             Explained::Found(x) => md.push_str(&render(&x, Format::Markdown, 80)?),
             Explained::NotFound { search, note, .. } => {
                 let _ = writeln!(
@@ -901,22 +949,28 @@ fn perf_cmd(
     Ok(ExitCode::SUCCESS)
 }
 
-fn bounds_cmd(
-    custom: bool,
-    cfg: &ConfigArgs,
-    variants: &[String],
-    iterations: usize,
-    witness: bool,
-    json: bool,
-) -> Result<ExitCode, String> {
+fn bounds_cmd(a: &BoundsArgs) -> Result<ExitCode, String> {
     use memcg_flush_model::bounds::{
-        compare_with_baseline, measure_sampled, standard_configs, Bound,
+        compare_with_baseline, exhaustive_configs, measure_exhaustive, measure_sampled,
+        standard_configs, Bound,
     };
-    let configs = if custom {
-        vec![cfg.config()]
+    let (variants, iterations, witness, json) =
+        (&a.variant, a.shuttle_iterations, a.witness, a.json);
+    let configs = if a.custom {
+        vec![a.cfg.config()]
+    } else if a.time {
+        memcg_flush_model::bounds::timed_configs()
+    } else if a.exhaustive {
+        exhaustive_configs()
     } else {
         standard_configs()
     };
+    if a.max_schedules == 0 || a.budget == 0 {
+        return Err(format!(
+            "--max-schedules {} --budget {}: both must be at least 1",
+            a.max_schedules, a.budget
+        ));
+    }
     for c in &configs {
         c.validate(usize::MAX, "shuttle")?;
     }
@@ -938,7 +992,11 @@ fn bounds_cmd(
     let mut rows: Vec<Bound> = Vec::new();
     for c in &configs {
         for v in &variants {
-            let best = measure_sampled(c, v, iterations);
+            let best = if a.exhaustive {
+                measure_exhaustive(c, v, a.max_schedules, Duration::from_secs(a.budget))
+            } else {
+                measure_sampled(c, v, iterations)
+            };
             eprintln!("{} {}: stale {}", c, v.name, best.stale_at_no_flush);
             rows.push(best);
         }
@@ -948,18 +1006,27 @@ fn bounds_cmd(
         print_json(&rows)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let sampled = !rows[0].search.contains("exhaustive");
     println!(
-        "Maxima over {} (lower bounds of the true maxima).",
-        rows[0].search
+        "Maxima over {}{}.",
+        rows[0].search,
+        if sampled {
+            " (lower bounds of the true maxima)"
+        } else {
+            ""
+        }
     );
     println!(
         "stale = sum of updates written - aggregate, in pages, at a reader decision not to flush;"
     );
     println!("split = per-CPU residue / counted in the threshold / skipped (v6.0) / lost to a racing reset;");
+    println!("since = residue + counted + skipped (stale without the lost pages);");
+    println!("derived = worst case from the arithmetic (docs/findings.md), as stale/since;");
     println!(
         "<=v5.19 = no_worse_than_baseline: stale is at most v5.19's on the same configuration;"
     );
-    println!("after = the same when a reader that decided to flush reads; C1 = MEMCG_CHARGE_BATCH * nr_cpus.");
+    println!("after = the same when a reader that decided to flush reads; C1 = MEMCG_CHARGE_BATCH * nr_cpus;");
+    println!("age = ticks since the oldest update missing from the aggregate at a read (time modelled only).");
     let mut last = String::new();
     for r in &rows {
         let cfg = r.cfg.to_string();
@@ -967,16 +1034,20 @@ fn bounds_cmd(
             println!();
             println!("{cfg}");
             println!(
-                "  {:<23} {:>6} {:>15} {:>4} {:>8} {:>7} {:>6} {:>8} {:>8}",
+                "  {:<23} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>7} {:>7} {:>3} {:>9}",
                 "variant",
                 "stale",
                 "split r/c/s/l",
+                "since",
+                "derived",
                 "C1",
-                "C1 holds",
+                "ok",
                 "<=v5.19",
                 "after",
                 "max thr",
-                "RMW/upd"
+                "RMW/upd",
+                "age",
+                "execs"
             );
             last = cfg;
         }
@@ -985,17 +1056,49 @@ fn bounds_cmd(
             r.split[0], r.split[1], r.split[2], r.split[3]
         );
         let yes_no = |b: bool| if b { "yes" } else { "NO" };
+        let derived = r.derived.as_ref().map_or("-".to_string(), |d| {
+            let mark = match r.matches_derived() {
+                Some(true) => "=",
+                Some(false) => "!",
+                None => "",
+            };
+            format!(
+                "{}{}/{}",
+                mark,
+                d.worst.map_or("-".into(), |w| w.to_string()),
+                d.since_reset
+            )
+        });
+        let execs = if r.finished {
+            r.executions.to_string()
+        } else {
+            format!("{}+cut", r.executions)
+        };
         println!(
-            "  {:<23} {:>6} {:>15} {:>4} {:>8} {:>7} {:>6} {:>8} {:>8.3}",
+            "  {:<23} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>7} {:>7.3} {:>3} {:>9}",
             r.variant,
             r.stale_at_no_flush,
             split,
+            r.since_reset,
+            derived,
             r.documented,
             yes_no(r.documented_bound_holds()),
             r.no_worse_than_baseline.map_or("-", yes_no),
             r.stale_after_flush_call,
             r.max_threshold,
-            r.rmws_per_update
+            r.rmws_per_update,
+            if r.cfg.ticks > 0 {
+                r.stale_ticks.to_string()
+            } else {
+                "-".into()
+            },
+            execs
+        );
+    }
+    if !sampled {
+        println!();
+        println!(
+            "  derived: = the exhaustive maxima equal it, ! they differ; +cut = search cut short."
         );
     }
     if witness {
@@ -1010,6 +1113,26 @@ fn bounds_cmd(
                 memcg_flush_model::trace::render_columns(
                     &memcg_flush_model::explain::initial_state(&r.cfg, &r.variant),
                     &r.witness,
+                    &head,
+                    80
+                )
+            );
+        }
+    }
+    if witness {
+        for r in rows
+            .iter()
+            .filter(|r| r.cfg.ticks > 0 && !r.ticks_witness.is_empty())
+        {
+            let head = format!(
+                "a read misses an update written {} ticks earlier, for {} at {}",
+                r.stale_ticks, r.variant, r.cfg
+            );
+            println!(
+                "\n{}",
+                memcg_flush_model::trace::render_columns(
+                    &memcg_flush_model::explain::initial_state(&r.cfg, &r.variant),
+                    &r.ticks_witness,
                     &head,
                     80
                 )
@@ -1112,14 +1235,7 @@ fn main() -> ExitCode {
             json,
         }) => perf_cmd(*seeds, *growth_budget, *no_growth, *json),
         Some(Command::Merge { files, json }) => merge_cmd(files, *json),
-        Some(Command::Bounds {
-            custom,
-            cfg,
-            variant,
-            shuttle_iterations,
-            witness,
-            json,
-        }) => bounds_cmd(*custom, cfg, variant, *shuttle_iterations, *witness, *json),
+        Some(Command::Bounds(a)) => bounds_cmd(a),
         Some(Command::Bench {
             threads,
             updates,
