@@ -48,6 +48,9 @@ pub struct Bound {
     pub derived: Option<crate::derived::Derived>,
     /// Largest staleness a reader read after deciding to flush.
     pub stale_after_flush_call: i64,
+    /// A trace reaching `stale_after_flush_call`.
+    #[serde(skip)]
+    pub after_witness: Vec<Step>,
     /// Largest value of `stats_flush_threshold`.
     pub max_threshold: i64,
     /// Largest age, in ticks, of an update missing from the aggregate at a
@@ -175,6 +178,10 @@ pub fn measure(cfg: &Config, variant: &Variant, backend: &Backend, budget: Durat
         since_reset: m.stale_since_reset.get().map_or(0, |(v, _, _)| v),
         derived: derived_for(cfg, variant),
         stale_after_flush_call: m.stale_after_flush_call.get().map_or(0, |(v, _, _)| v),
+        after_witness: m
+            .stale_after_flush_call
+            .get()
+            .map_or(Vec::new(), |(_, _, w)| w),
         max_threshold: m.max_threshold.get().map_or(0, |(v, _, _)| v),
         stale_ticks: m.stale_ticks.get().map_or(0, |(v, _, _)| v),
         ticks_witness: m.stale_ticks.get().map_or(Vec::new(), |(_, _, w)| w),
@@ -210,11 +217,10 @@ pub fn measure_sampled(cfg: &Config, variant: &Variant, iterations: usize) -> Bo
         best.witness = runs[1].witness.clone();
     }
     best.since_reset = runs.iter().map(|r| r.since_reset).max().unwrap_or(0);
-    best.stale_after_flush_call = runs
-        .iter()
-        .map(|r| r.stale_after_flush_call)
-        .max()
-        .unwrap_or(0);
+    if runs[1].stale_after_flush_call > best.stale_after_flush_call {
+        best.stale_after_flush_call = runs[1].stale_after_flush_call;
+        best.after_witness = runs[1].after_witness.clone();
+    }
     best.max_threshold = runs.iter().map(|r| r.max_threshold).max().unwrap_or(0);
     if runs[1].stale_ticks > best.stale_ticks {
         best.stale_ticks = runs[1].stale_ticks;

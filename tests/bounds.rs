@@ -238,3 +238,17 @@ fn smallest_documented_bound_violation_is_one_pending_crossing() {
     assert_eq!((b.stale_at_no_flush, b.documented), (2, 1), "{b:?}");
     assert_eq!(b.split, [2, 0, 0, 0], "{b:?}");
 }
+
+/// A reader that decides to flush but loses `spin_trylock()` to the
+/// periodic flusher returns at once and reads the aggregate before that
+/// flush has folded anything: every page can be stale (B7).
+#[test]
+fn trylock_loser_reads_everything_stale() {
+    let cfg = &standard_configs()[1];
+    assert!(cfg.periodic);
+    for v in [Variant::V5_19, Variant::V6_0] {
+        let b = measure(cfg, &v);
+        assert_eq!(b.stale_after_flush_call, cfg.total(), "{b:?}");
+        assert!(!b.after_witness.is_empty());
+    }
+}

@@ -250,7 +250,8 @@ struct BoundsArgs {
     /// Time budget per search, in seconds.
     #[arg(long, default_value_t = 120)]
     budget: u64,
-    /// Also print the witness trace of every C1 violation.
+    /// Also print witness traces: of every C1 violation, of every positive
+    /// staleness after a flush call, and of the largest age in ticks.
     #[arg(long)]
     witness: bool,
     /// Print JSON instead of a table.
@@ -1120,6 +1121,21 @@ fn bounds_cmd(a: &BoundsArgs) -> Result<ExitCode, String> {
         }
     }
     if witness {
+        for r in rows.iter().filter(|r| r.stale_after_flush_call > 0) {
+            let head = format!(
+                "a reader that decided to flush read {} pages stale, for {} at {}",
+                r.stale_after_flush_call, r.variant, r.cfg
+            );
+            println!(
+                "\n{}",
+                memcg_flush_model::trace::render_columns(
+                    &memcg_flush_model::explain::initial_state(&r.cfg, &r.variant),
+                    &r.after_witness,
+                    &head,
+                    80
+                )
+            );
+        }
         for r in rows
             .iter()
             .filter(|r| r.cfg.ticks > 0 && !r.ticks_witness.is_empty())
