@@ -171,13 +171,13 @@ impl Plan {
                 if self.skips(*p, b) {
                     continue;
                 }
-                cfg.validate(b.max_threads(), b.name())?;
                 if cfg.ticks > 0 && matches!(b, Backend::Loom { .. } | Backend::Std { .. }) {
                     return Err(format!(
                         "--ticks {}: abstract time runs under shuttle only; add --backend shuttle-random,shuttle-pct",
                         cfg.ticks
                     ));
                 }
+                cfg.validate(b.max_threads(), b.name())?;
             }
             let shuttle = matches!(
                 b,

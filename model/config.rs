@@ -147,8 +147,9 @@ impl Config {
             return Err(format!("--ticks {}: at most 1000", self.ticks));
         }
         if self.threads() > max_threads {
+            let clock = if self.ticks > 0 { " + 1 clock" } else { "" };
             return Err(format!(
-                "{} CPUs + {} readers + {} periodic flusher + main = {} threads: {backend} allows at most {max_threads}",
+                "{} CPUs + {} readers + {} periodic flusher{clock} + main = {} threads: {backend} allows at most {max_threads}",
                 self.cpus,
                 self.readers,
                 usize::from(self.periodic),

@@ -63,3 +63,19 @@ fn bad_values_are_rejected() {
     assert!(error_of(&["--budget", "0"]).contains("--budget 0"));
     assert!(error_of(&["--loom-preemptions", "two"]).contains("\"two\" is not a preemption bound"));
 }
+
+#[test]
+fn abstract_time_flags_are_checked() {
+    let e = error_of(&["--ticks", "4"]);
+    assert!(
+        e.contains("--ticks 4: abstract time runs under shuttle only"),
+        "{e}"
+    );
+    let e = error_of(&["--late", "2", "--backend", "shuttle-pct"]);
+    assert!(e.contains("--late 2: lateness needs abstract time"), "{e}");
+    let e = error_of(&["bounds", "--custom", "--ticks", "3", "--no-periodic"]);
+    assert!(
+        e.contains("--ticks 3: abstract time drives the periodic flusher"),
+        "{e}"
+    );
+}
