@@ -274,7 +274,7 @@ pub fn compare_with_baseline(rows: &mut [Bound]) {
         .map(|r| (r.cfg.clone(), r.stale_at_no_flush))
         .collect();
     for r in rows.iter_mut() {
-        let derived = crate::derived::derive(&r.cfg).ok().and_then(|d| d.worst);
+        let derived = derived_for(&r.cfg, &Variant::V5_19).and_then(|d| d.worst);
         let measured = base.iter().find(|(c, _)| *c == r.cfg).map(|(_, b)| *b);
         r.no_worse_than_baseline = derived.or(measured).map(|b| r.stale_at_no_flush <= b);
     }

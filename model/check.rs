@@ -91,9 +91,7 @@ pub struct Cell {
 pub struct Plan {
     /// Scenario configuration.
     pub cfg: Config,
-    /// Whether `cfg` was given: then every property runs on it; otherwise
-    /// each property runs on its [`Property::default_config`], if any.
-    pub explicit: bool,
+
     /// Variants to check.
     pub variants: Vec<Variant>,
     /// Properties to check.
@@ -133,7 +131,6 @@ impl Plan {
     /// The default plan on `cfg`: every variant, property and backend.
     pub fn new(cfg: Config) -> Self {
         Plan {
-            explicit: cfg != Config::default(),
             cfg,
             variants: Variant::all(),
             properties: Property::ALL.to_vec(),
@@ -146,10 +143,7 @@ impl Plan {
 
     /// The configuration cells of property `p` run on.
     pub fn cfg_for(&self, p: Property) -> Config {
-        match p.default_config() {
-            Some(c) if !self.explicit => c,
-            _ => self.cfg.clone(),
-        }
+        p.config_for(&self.cfg)
     }
 
     /// Whether the matrix leaves out the cell of `p` on `b`: staleness is
@@ -158,7 +152,7 @@ impl Plan {
     /// has ticks is not run on std; and `flush_time_bound` needs ticks.
     pub fn skips(&self, p: Property, b: &Backend) -> bool {
         let loom = matches!(b, Backend::Loom { .. });
-        let timed_default = !self.explicit && self.cfg_for(p).ticks > 0;
+        let timed_default = self.cfg_for(p).ticks > 0 && self.cfg.ticks == 0;
         let untimed = p == Property::FlushTimeBound && self.cfg_for(p).ticks == 0;
         (p.quantitative() && loom) || (timed_default && matches!(b, Backend::Std { .. })) || untimed
     }

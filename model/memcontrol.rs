@@ -17,6 +17,8 @@
 //! | `stats_flush_lock` | `static DEFINE_SPINLOCK(stats_flush_lock)` | flushers | flushers |
 //! | `flush_next_time` | `static u64 flush_next_time` | flusher, under `stats_flush_lock` | (refault path, not modelled) |
 //! | `cgroup_rstat_lock` | `static DEFINE_SPINLOCK(cgroup_rstat_lock)` (rstat.c) | flushers | flushers |
+//! | `jiffies_64` | `jiffies_64` | the clock (with `--ticks`) | flushers, the worker, the clock |
+//! | `stats_flush_dwork` | the delayed work's timer | the worker | the worker, the clock |
 
 use std::sync::Arc;
 

@@ -53,6 +53,16 @@ impl Property {
         )
     }
 
+    /// The configuration the property runs on when `given` is the default
+    /// one (no configuration flags): its [`Property::default_config`], if
+    /// any; otherwise `given`.
+    pub fn config_for(self, given: &crate::Config) -> crate::Config {
+        match self.default_config() {
+            Some(c) if *given == crate::Config::default() => c,
+            _ => given.clone(),
+        }
+    }
+
     /// The configuration the property is checked on when none is given:
     /// the smallest that exercises it.
     pub fn default_config(self) -> Option<crate::Config> {

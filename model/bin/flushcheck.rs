@@ -639,10 +639,7 @@ fn render(c: &Counterexample, format: Format, width: usize) -> Result<String, St
 fn explain_cmd(a: &ExplainArgs) -> Result<ExitCode, String> {
     let variant = Variant::by_name(&a.variant)?;
     let property = Property::by_name(&a.property)?;
-    let mut cfg = a.cfg.config();
-    if cfg == Config::default() {
-        cfg = property.default_config().unwrap_or(cfg);
-    }
+    let cfg = property.config_for(&a.cfg.config());
     if a.budget == 0 {
         return Err("--budget 0: the time budget must be at least 1 second".into());
     }
@@ -1103,56 +1100,31 @@ fn bounds_cmd(a: &BoundsArgs) -> Result<ExitCode, String> {
         );
     }
     if witness {
+        let show = |r: &Bound, steps: &[memcg_flush_model::trace::Step], head: String| {
+            let initial = memcg_flush_model::explain::initial_state(&r.cfg, &r.variant);
+            let trace = memcg_flush_model::trace::render_columns(&initial, steps, &head, 80);
+            println!("\n{trace}");
+        };
         for r in rows.iter().filter(|r| !r.documented_bound_holds()) {
             let head = format!(
                 "staleness {} > C1 = {} for {} at {}",
                 r.stale_at_no_flush, r.documented, r.variant, r.cfg
             );
-            println!(
-                "
-{}",
-                memcg_flush_model::trace::render_columns(
-                    &memcg_flush_model::explain::initial_state(&r.cfg, &r.variant),
-                    &r.witness,
-                    &head,
-                    80
-                )
-            );
+            show(r, &r.witness, head);
         }
-    }
-    if witness {
         for r in rows.iter().filter(|r| r.stale_after_flush_call > 0) {
             let head = format!(
                 "a reader that decided to flush read {} pages stale, for {} at {}",
                 r.stale_after_flush_call, r.variant, r.cfg
             );
-            println!(
-                "\n{}",
-                memcg_flush_model::trace::render_columns(
-                    &memcg_flush_model::explain::initial_state(&r.cfg, &r.variant),
-                    &r.after_witness,
-                    &head,
-                    80
-                )
-            );
+            show(r, &r.after_witness, head);
         }
-        for r in rows
-            .iter()
-            .filter(|r| r.cfg.ticks > 0 && !r.ticks_witness.is_empty())
-        {
+        for r in rows.iter().filter(|r| !r.ticks_witness.is_empty()) {
             let head = format!(
                 "a read misses an update written {} ticks earlier, for {} at {}",
                 r.stale_ticks, r.variant, r.cfg
             );
-            println!(
-                "\n{}",
-                memcg_flush_model::trace::render_columns(
-                    &memcg_flush_model::explain::initial_state(&r.cfg, &r.variant),
-                    &r.ticks_witness,
-                    &head,
-                    80
-                )
-            );
+            show(r, &r.ticks_witness, head);
         }
     }
     Ok(ExitCode::SUCCESS)
