@@ -13,12 +13,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::check::run::{explore_variant, monitor_plan};
 use crate::config::Config;
-use crate::platform::ghost::Arc;
-use crate::platform::{explore, Backend, Outcome};
-use crate::scenario::FlushScenario;
-use crate::trace::Step;
-use crate::variant::Variant;
+use crate::explore::{Backend, Outcome, Shard};
+use crate::observe::record::Step;
+use crate::protocol::Variant;
 
 /// The maxima of one (configuration, variant, backend) search.
 #[derive(Clone, Debug, Serialize)]
@@ -38,14 +37,14 @@ pub struct Bound {
     /// Largest staleness at a reader's decision not to flush.
     pub stale_at_no_flush: i64,
     /// Its split: residue, counted, skipped, lost to a racing reset (see
-    /// [`crate::ghost::Split`]).
-    pub split: crate::ghost::Split,
+    /// [`crate::observe::coverage::Split`]).
+    pub split: crate::observe::coverage::Split,
     /// Largest residue + counted + skipped at a no-flush decision (the
     /// staleness without pages lost to a racing reset).
     pub since_reset: i64,
     /// The worst case derived from the arithmetic ([`crate::derived`]), for
     /// v5.19 and v6.0; `None` where the derivation does not apply.
-    pub derived: Option<crate::derived::Derived>,
+    pub derived: Option<crate::measure::derived::Derived>,
     /// Largest staleness a reader read after deciding to flush.
     pub stale_after_flush_call: i64,
     /// A trace reaching `stale_after_flush_call`.
@@ -156,15 +155,24 @@ pub fn timed_configs() -> Vec<Config> {
         .collect()
 }
 
-/// Run one search with traces on and collect its maxima.
-pub fn measure(cfg: &Config, variant: &Variant, backend: &Backend, budget: Duration) -> Bound {
-    let scenario = Arc::new(FlushScenario::new(cfg.clone(), variant.clone(), None, false).traced());
-    let e = explore(backend, budget, scenario.clone());
-    let m = &scenario.coverage.measures;
+/// Run one search with traces on and collect its maxima. Twins are looked
+/// up in `registry`.
+pub fn measure(
+    cfg: &Config,
+    variant: &Variant,
+    registry: &[Variant],
+    backend: &Backend,
+    budget: Duration,
+) -> Bound {
+    let mut plan = monitor_plan(variant, registry, cfg, backend)
+        .unwrap_or_else(|_| crate::observe::monitor::MonitorPlan::new(cfg, true));
+    plan.trace = true;
+    let (e, shared) = explore_variant(variant, plan, backend, Shard::default(), budget, None);
+    let m = &shared.measures;
     let (stale, split, witness) = m.stale_at_no_flush.get().unwrap_or((0, [0; 4], Vec::new()));
     let updates = m
         .updates
-        .load(crate::platform::ghost::Ordering::Relaxed)
+        .load(crate::explore::ghost::Ordering::Relaxed)
         .max(1);
     Bound {
         cfg: cfg.clone(),
@@ -175,17 +183,17 @@ pub fn measure(cfg: &Config, variant: &Variant, backend: &Backend, budget: Durat
         documented: cfg.batch * cfg.cpus as i64,
         stale_at_no_flush: stale,
         split,
-        since_reset: m.stale_since_reset.get().map_or(0, |(v, _, _)| v),
+        since_reset: m.stale_since_reset.value(),
         derived: derived_for(cfg, variant),
-        stale_after_flush_call: m.stale_after_flush_call.get().map_or(0, |(v, _, _)| v),
+        stale_after_flush_call: m.stale_after_flush_call.value(),
         after_witness: m
             .stale_after_flush_call
             .get()
             .map_or(Vec::new(), |(_, _, w)| w),
-        max_threshold: m.max_threshold.get().map_or(0, |(v, _, _)| v),
-        stale_ticks: m.stale_ticks.get().map_or(0, |(v, _, _)| v),
+        max_threshold: m.max_threshold.value(),
+        stale_ticks: m.stale_ticks.value(),
         ticks_witness: m.stale_ticks.get().map_or(Vec::new(), |(_, _, w)| w),
-        rmws_per_update: m.rmws.load(crate::platform::ghost::Ordering::Relaxed) as f64
+        rmws_per_update: m.rmws.load(crate::explore::ghost::Ordering::Relaxed) as f64
             / updates as f64,
         no_worse_than_baseline: None,
         witness,
@@ -194,7 +202,12 @@ pub fn measure(cfg: &Config, variant: &Variant, backend: &Backend, budget: Durat
 
 /// [`measure`] under shuttle's random and PCT schedulers (`iterations`
 /// schedules each, seed 1), keeping the larger figure of each measure.
-pub fn measure_sampled(cfg: &Config, variant: &Variant, iterations: usize) -> Bound {
+pub fn measure_sampled(
+    cfg: &Config,
+    variant: &Variant,
+    registry: &[Variant],
+    iterations: usize,
+) -> Bound {
     let backends = [
         Backend::ShuttleRandom {
             iterations,
@@ -208,7 +221,7 @@ pub fn measure_sampled(cfg: &Config, variant: &Variant, iterations: usize) -> Bo
     ];
     let runs: Vec<Bound> = backends
         .iter()
-        .map(|b| measure(cfg, variant, b, Duration::from_secs(120)))
+        .map(|b| measure(cfg, variant, registry, b, Duration::from_secs(120)))
         .collect();
     let mut best = runs[0].clone();
     if runs[1].stale_at_no_flush > best.stale_at_no_flush {
@@ -235,9 +248,9 @@ pub fn measure_sampled(cfg: &Config, variant: &Variant, iterations: usize) -> Bo
 
 /// The derived worst case of `cfg`, for the variants it covers (v5.19 and
 /// v6.0: a skip only when the threshold read is above `num_online_cpus()`).
-pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::derived::Derived> {
-    let covered = [Variant::V5_19.name, Variant::V6_0.name].contains(&variant.name);
-    covered.then(|| crate::derived::derive(cfg).ok()).flatten()
+pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::measure::derived::Derived> {
+    let covered = ["v5.19", "v6.0"].contains(&variant.name.as_str());
+    covered.then(|| crate::measure::derived::derive(cfg).ok()).flatten()
 }
 
 /// [`measure`] by an exhaustive sequentially consistent search (shuttle,
@@ -245,10 +258,15 @@ pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::derived::De
 pub fn measure_exhaustive(
     cfg: &Config,
     variant: &Variant,
+    registry: &[Variant],
     max_schedules: usize,
     budget: Duration,
 ) -> Bound {
-    measure(cfg, variant, &Backend::ShuttleDfs { max_schedules }, budget)
+    let dfs = Backend::ShuttleDfs {
+        max_schedules,
+        sleep_sets: true,
+    };
+    measure(cfg, variant, registry, &dfs, budget)
 }
 
 impl Bound {
@@ -270,11 +288,13 @@ impl Bound {
 pub fn compare_with_baseline(rows: &mut [Bound]) {
     let base: Vec<(Config, i64)> = rows
         .iter()
-        .filter(|r| r.variant == Variant::V5_19.name)
+        .filter(|r| r.variant == "v5.19")
         .map(|r| (r.cfg.clone(), r.stale_at_no_flush))
         .collect();
     for r in rows.iter_mut() {
-        let derived = derived_for(&r.cfg, &Variant::V5_19).and_then(|d| d.worst);
+        let derived = crate::measure::derived::derive(&r.cfg)
+            .ok()
+            .and_then(|d| d.worst);
         let measured = base.iter().find(|(c, _)| *c == r.cfg).map(|(_, b)| *b);
         r.no_worse_than_baseline = derived.or(measured).map(|b| r.stale_at_no_flush <= b);
     }

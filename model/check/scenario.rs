@@ -1,0 +1,208 @@
+//! The scenario every backend runs: updater CPUs, readers and the periodic
+//! work race; then main reads once more (the quiescent reader) and flushes
+//! once more.
+//!
+//! ```text
+//! main:     spawn ---------------------------------- join all; read; flush; read
+//! CPU c:    __mod_memcg_state() x updates
+//! reader r: (mem_cgroup_flush_stats(); memcg_page_state()) x reads
+//! periodic: flush_memcg_stats_dwork() once, or every FLUSH_TIME ticks
+//! clock:    jiffies_64 = 1 .. ticks (abstract time only)
+//! ```
+
+use crate::config::Config;
+use crate::explore::ghost::Arc;
+use crate::explore::{ModelJoinHandle, Platform, Scenario, StartGate, ThreadCtx};
+use crate::kernel::{atomic_add, atomic_read, atomic_set, read_once, write_once, Atomic};
+use crate::observe::monitor::{Monitor, Shared, FLUSH_TIME};
+use crate::observe::obs::{Actor, Obs, Sink, Var};
+use crate::protocol::memcg::ROOT_MEM_CGROUP;
+use crate::protocol::{Build, Env, Protocol, Variant};
+
+/// One variant on one configuration, reporting into `shared`.
+pub struct FlushScenario {
+    /// Configuration.
+    pub cfg: Config,
+    /// Variant under test.
+    pub variant: Variant,
+    /// What every execution reports into.
+    pub shared: Arc<Shared>,
+}
+
+impl FlushScenario {
+    /// A scenario for `variant` on `cfg`.
+    pub fn new(cfg: &Config, variant: &Variant, shared: Arc<Shared>) -> Self {
+        FlushScenario {
+            cfg: cfg.clone(),
+            variant: variant.clone(),
+            shared,
+        }
+    }
+}
+
+/// The workqueue timer of `stats_flush_dwork` and the clock's view of
+/// flushes in progress (abstract time only).
+struct Timer<P: Platform> {
+    /// When the queued work is due, or `i64::MAX` while it runs.
+    dwork: Atomic<P>,
+    /// Flushes in progress: time does not pass during one.
+    flushing: Atomic<P>,
+}
+
+impl Scenario for FlushScenario {
+    fn run<P: Build>(&self) {
+        let cfg = &self.cfg;
+        let monitor = Monitor::new(self.shared.clone());
+        let sink: Arc<dyn Sink> = monitor.clone();
+        let ctx = ThreadCtx::new(Actor::Main, Some(sink));
+        P::install(ctx.clone());
+        let env = Env::<P>::new(cfg);
+        let jiffies = env.jiffies.clone();
+        let proto: Arc<dyn Protocol<P>> = P::build(&*self.variant.model, env);
+        let timed = cfg.ticks > 0;
+        let timer = Arc::new(Timer::<P> {
+            dwork: Atomic::new(Var::Dwork, FLUSH_TIME),
+            flushing: Atomic::new(Var::Flushing, 0),
+        });
+        let gate = Arc::new(StartGate::new::<P>(cfg.threads() - 1));
+        let spawn = |actor: Actor, f: Box<dyn FnOnce() + Send>| {
+            let g = gate.clone();
+            P::spawn(ctx.for_actor(actor), move || {
+                g.wait();
+                f()
+            })
+        };
+        let updaters: Vec<_> = (0..cfg.cpus)
+            .map(|cpu| {
+                let (p, cfg) = (proto.clone(), cfg.clone());
+                spawn(
+                    Actor::Cpu(cpu),
+                    Box::new(move || {
+                        for k in 0..cfg.updates {
+                            let val = cfg.val(cpu, k);
+                            p.mod_memcg_state(ROOT_MEM_CGROUP, val);
+                            P::emit(|| Obs::UpdateDone {
+                                memcg: ROOT_MEM_CGROUP,
+                                val,
+                            });
+                        }
+                    }),
+                )
+            })
+            .collect();
+        let readers: Vec<_> = (0..cfg.readers)
+            .map(|r| {
+                let (p, t, reads) = (proto.clone(), timer.clone(), cfg.reads);
+                spawn(
+                    Actor::Reader(r),
+                    Box::new(move || {
+                        for _ in 0..reads {
+                            if timed {
+                                atomic_add(1, &t.flushing);
+                            }
+                            p.mem_cgroup_flush_stats(ROOT_MEM_CGROUP);
+                            if timed {
+                                atomic_add(-1, &t.flushing);
+                            }
+                            read(&*p, ROOT_MEM_CGROUP);
+                        }
+                    }),
+                )
+            })
+            .collect();
+        let periodic = cfg.periodic.then(|| {
+            let (p, t, j, ticks) = (proto.clone(), timer.clone(), jiffies.clone(), cfg.ticks);
+            spawn(
+                Actor::Periodic,
+                Box::new(move || {
+                    if timed {
+                        worker(&*p, &t, &j, ticks as i64)
+                    } else {
+                        p.periodic()
+                    }
+                }),
+            )
+        });
+        let clock = timed.then(|| {
+            let (t, j, ticks, late) = (timer.clone(), jiffies.clone(), cfg.ticks, cfg.late);
+            spawn(
+                Actor::Clock,
+                Box::new(move || clock::<P>(&t, &j, ticks as i64, late as i64)),
+            )
+        });
+        for h in updaters {
+            h.join();
+        }
+        if let Some(h) = periodic {
+            h.join();
+        }
+        if let Some(h) = clock {
+            h.join();
+        }
+        for h in readers {
+            h.join();
+        }
+        // The quiescent reader: every update is done and every thread joined.
+        P::emit(|| Obs::Quiescent);
+        proto.mem_cgroup_flush_stats(ROOT_MEM_CGROUP);
+        read(&*proto, ROOT_MEM_CGROUP);
+        // One more flush; nothing else runs.
+        proto.flush();
+        let value = proto.memcg_page_state(ROOT_MEM_CGROUP);
+        P::emit(|| Obs::Final {
+            memcg: ROOT_MEM_CGROUP,
+            value,
+        });
+        monitor.finish();
+        P::uninstall();
+    }
+}
+
+/// A reader's `memcg_page_state()`, reported as the value it read.
+fn read<P: Platform>(p: &dyn Protocol<P>, memcg: u8) -> i64 {
+    let value = p.memcg_page_state(memcg);
+    P::emit(|| Obs::Read { memcg, value });
+    value
+}
+
+/// The workqueue worker running `stats_flush_dwork` each time its timer
+/// expires, until the next expiry lies beyond `ticks`; after each run it
+/// re-queues the work `FLUSH_TIME` later (the `queue_delayed_work()` at the
+/// end of `flush_memcg_stats_dwork()`).
+fn worker<P: Platform>(p: &dyn Protocol<P>, t: &Timer<P>, jiffies: &Atomic<P>, ticks: i64) {
+    loop {
+        let due = atomic_read(&t.dwork);
+        if due > ticks {
+            break;
+        }
+        while read_once(jiffies) < due {
+            P::yield_now();
+        }
+        atomic_set(&t.dwork, i64::MAX);
+        atomic_add(1, &t.flushing);
+        p.periodic();
+        atomic_add(-1, &t.flushing);
+        let due = read_once(jiffies) + FLUSH_TIME;
+        atomic_set(&t.dwork, due);
+    }
+}
+
+/// The timer interrupt: `jiffies_64` from 1 to `ticks`.
+///
+/// NOTE(kernel): time may not pass `due + late` before the periodic work
+/// has started (the deferrable timer fires at most `late` ticks late), nor
+/// while a flush runs (a flush takes milliseconds, a tick here stands for a
+/// second).
+fn clock<P: Platform>(t: &Timer<P>, jiffies: &Atomic<P>, ticks: i64, late: i64) {
+    for now in 1..=ticks {
+        loop {
+            let due = atomic_read(&t.dwork);
+            let waiting = due == i64::MAX || now > due.saturating_add(late);
+            if !waiting && atomic_read(&t.flushing) == 0 {
+                break;
+            }
+            P::yield_now();
+        }
+        write_once(jiffies, now);
+    }
+}

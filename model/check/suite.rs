@@ -1,0 +1,205 @@
+//! The scenario suite: the configurations every property is checked on,
+//! each with the backends that search it.
+//!
+//! One configuration cannot reach what a protocol does across epochs (a
+//! CPU that skipped, a reset, the same CPU crossing the batch again), nor
+//! both a 1-page and a huge-page update, nor three CPUs. The suite is
+//! several small configurations chosen for that: tiny ones for loom (which
+//! explores every weak-memory execution but allows at most five threads),
+//! larger ones for shuttle's sampling and for the exhaustive SC search.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::explore::Backend;
+
+/// One configuration of the suite and the searches it gets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Short name, used in tables.
+    pub name: String,
+    /// Why it is in the suite.
+    pub why: String,
+    /// The configuration.
+    pub cfg: Config,
+    /// The searches.
+    pub backends: Vec<Backend>,
+}
+
+/// The suite: entries in report order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Suite {
+    /// The entries.
+    pub entries: Vec<Entry>,
+}
+
+/// Search sizes of the default suite.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    /// Schedules per shuttle random and PCT search.
+    pub shuttle: usize,
+    /// Runs per std search.
+    pub std: usize,
+    /// loom's preemption bound (`None`: unbounded).
+    pub loom_bound: Option<usize>,
+    /// Cap on the schedules of one DFS.
+    pub dfs_cap: usize,
+    /// Seed of the shuttle schedulers.
+    pub seed: u64,
+}
+
+impl Default for Sizes {
+    fn default() -> Self {
+        Sizes {
+            shuttle: 4_000,
+            std: 300,
+            loom_bound: Some(2),
+            dfs_cap: 200_000,
+            seed: 1,
+        }
+    }
+}
+
+impl Sizes {
+    fn loom(&self) -> Backend {
+        Backend::Loom {
+            preemption_bound: self.loom_bound,
+        }
+    }
+    fn random(&self) -> Backend {
+        Backend::ShuttleRandom {
+            iterations: self.shuttle,
+            seed: self.seed,
+        }
+    }
+    fn pct(&self) -> Backend {
+        Backend::ShuttlePct {
+            iterations: self.shuttle,
+            depth: 3,
+            seed: self.seed,
+        }
+    }
+    fn dfs(&self) -> Backend {
+        Backend::ShuttleDfs {
+            max_schedules: self.dfs_cap,
+            sleep_sets: true,
+        }
+    }
+    fn std(&self) -> Backend {
+        Backend::Std {
+            iterations: self.std,
+        }
+    }
+}
+
+impl Suite {
+    /// The default suite with the given search sizes.
+    pub fn standard(s: &Sizes) -> Suite {
+        let entry = |name: &str, why: &str, cfg: Config, backends: Vec<Backend>| Entry {
+            name: name.into(),
+            why: why.into(),
+            cfg,
+            backends,
+        };
+        let base = Config::default();
+        Suite {
+            entries: vec![
+                entry(
+                    "pair",
+                    "two CPUs, one update each, a reader and the periodic work: a skip racing a reset",
+                    base.clone(),
+                    vec![s.loom(), s.random(), s.pct(), s.dfs(), s.std()],
+                ),
+                entry(
+                    "epochs",
+                    "one CPU crossing the batch three times, two reads, the periodic work: skip, reset, cross again",
+                    Config {
+                        cpus: 1,
+                        updates: 3,
+                        vals: vec![2],
+                        reads: 2,
+                        ..base.clone()
+                    },
+                    vec![s.loom(), s.random(), s.pct(), s.dfs(), s.std()],
+                ),
+                entry(
+                    "no-periodic",
+                    "two CPUs, two updates each, reader-triggered flushes only",
+                    Config {
+                        updates: 2,
+                        vals: vec![2, 1],
+                        periodic: false,
+                        ..base.clone()
+                    },
+                    vec![s.loom(), s.random(), s.pct(), s.dfs(), s.std()],
+                ),
+                entry(
+                    "batch2",
+                    "batch 2, 1-page updates, two reads: several crossings per CPU and resets between",
+                    Config {
+                        batch: 2,
+                        updates: 5,
+                        vals: vec![1],
+                        reads: 2,
+                        ..base.clone()
+                    },
+                    vec![s.random(), s.pct(), s.std()],
+                ),
+                entry(
+                    "huge",
+                    "batch 2, 1-page and 5-page (huge) updates, two readers",
+                    Config {
+                        batch: 2,
+                        updates: 3,
+                        vals: vec![1, 5],
+                        readers: 2,
+                        ..base.clone()
+                    },
+                    vec![s.random(), s.pct(), s.std()],
+                ),
+                entry(
+                    "three-cpus",
+                    "three CPUs, two updates each, two reads, no periodic work",
+                    Config {
+                        cpus: 3,
+                        updates: 2,
+                        vals: vec![2, 1],
+                        reads: 2,
+                        periodic: false,
+                        ..base.clone()
+                    },
+                    vec![s.random(), s.pct(), s.std()],
+                ),
+                entry(
+                    "bounds",
+                    "batch 1, four 1-page updates per CPU, no periodic work: the staleness claims",
+                    Config::bounds(),
+                    vec![s.random(), s.pct(), s.dfs(), s.std()],
+                ),
+                entry(
+                    "timed",
+                    "abstract time: the periodic work every FLUSH_TIME ticks, on time, a reader flushing",
+                    Config::timed(),
+                    vec![s.random(), s.pct()],
+                ),
+            ],
+        }
+    }
+
+    /// A suite of one configuration, searched by `backends`.
+    pub fn single(name: &str, cfg: Config, backends: Vec<Backend>) -> Suite {
+        Suite {
+            entries: vec![Entry {
+                name: name.into(),
+                why: "given on the command line".into(),
+                cfg,
+                backends,
+            }],
+        }
+    }
+
+    /// The entry named `name`.
+    pub fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+}

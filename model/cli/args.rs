@@ -1,0 +1,127 @@
+//! Arguments shared by several subcommands.
+
+use crate::config::Config;
+
+/// The scenario configuration. A flag left out keeps the default's value;
+/// giving any replaces the suite by this one configuration.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ConfigArgs {
+    /// num_online_cpus(): updater threads [default: 2].
+    #[arg(long)]
+    pub cpus: Option<usize>,
+    /// MEMCG_CHARGE_BATCH (32 in the kernel; small so that loom finishes)
+    /// [default: 1].
+    #[arg(long, allow_negative_numbers = true)]
+    pub batch: Option<i64>,
+    /// __mod_memcg_state() calls per CPU [default: 1].
+    #[arg(long)]
+    pub updates: Option<usize>,
+    /// Update values, comma-separated, cycled over all updates in CPU order;
+    /// |val| > batch is a huge page [default: 2,3].
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub val: Option<Vec<i64>>,
+    /// Reader threads (memory.stat-style) [default: 1].
+    #[arg(long)]
+    pub readers: Option<usize>,
+    /// Reads per reader thread [default: 1].
+    #[arg(long)]
+    pub reads: Option<usize>,
+    /// Run the periodic flusher thread (the default).
+    #[arg(long, overrides_with = "no_periodic")]
+    pub periodic: bool,
+    /// Do not run the periodic flusher thread.
+    #[arg(long = "no-periodic")]
+    pub no_periodic: bool,
+    /// Abstract time: jiffies_64 runs from 0 to N and the periodic work is
+    /// re-queued every FLUSH_TIME (2) ticks (shuttle only) [default: 0, time
+    /// not modelled].
+    #[arg(long)]
+    pub ticks: Option<usize>,
+    /// Ticks the periodic work may run after it is due (deferrable timer)
+    /// [default: 0].
+    #[arg(long)]
+    pub late: Option<usize>,
+}
+
+impl ConfigArgs {
+    /// Whether any configuration flag was given.
+    pub fn given(&self) -> bool {
+        self.cpus.is_some()
+            || self.batch.is_some()
+            || self.updates.is_some()
+            || self.val.is_some()
+            || self.readers.is_some()
+            || self.reads.is_some()
+            || self.periodic
+            || self.no_periodic
+            || self.ticks.is_some()
+            || self.late.is_some()
+    }
+
+    /// The flags applied to `base`.
+    pub fn over(&self, base: &Config) -> Config {
+        Config {
+            cpus: self.cpus.unwrap_or(base.cpus),
+            batch: self.batch.unwrap_or(base.batch),
+            updates: self.updates.unwrap_or(base.updates),
+            vals: self.val.clone().unwrap_or_else(|| base.vals.clone()),
+            readers: self.readers.unwrap_or(base.readers),
+            reads: self.reads.unwrap_or(base.reads),
+            periodic: if self.no_periodic {
+                false
+            } else {
+                self.periodic || base.periodic
+            },
+            ticks: self.ticks.unwrap_or(base.ticks),
+            late: self.late.unwrap_or(base.late),
+        }
+    }
+
+    /// The flags applied to the default configuration.
+    pub fn config(&self) -> Config {
+        self.over(&Config::default())
+    }
+}
+
+/// Output format.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Plain text (80 columns where the threads allow).
+    Text,
+    /// Markdown for a review thread (reads as plain text; no HTML).
+    Markdown,
+    /// JSON.
+    Json,
+}
+
+/// A loom preemption bound; `None` is unbounded.
+#[derive(Clone, Copy, Debug)]
+pub struct Bound(pub Option<usize>);
+
+/// Parse a preemption bound: a number, or "unbounded".
+pub fn parse_bound(s: &str) -> Result<Bound, String> {
+    match s {
+        "unbounded" | "none" => Ok(Bound(None)),
+        _ => s.parse::<usize>().map(|b| Bound(Some(b))).map_err(|_| {
+            format!("{s:?} is not a preemption bound: expected a number or \"unbounded\"")
+        }),
+    }
+}
+
+/// Print `v` as pretty JSON on stdout.
+pub fn print_json(v: &impl serde::Serialize) -> Result<(), String> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).map_err(|e| e.to_string())?
+    );
+    Ok(())
+}
+
+/// `s` cut to `n` characters, with `...` if cut.
+pub fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    }
+}

@@ -1,0 +1,482 @@
+//! The default command: the (variant x property x backend) matrix over the
+//! scenario suite.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use crate::check::{matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan, RunResult, Sizes, Suite, Verdict};
+use crate::explore::{quiet_panics, Backend, Shard};
+use crate::observe::property::Property;
+use crate::protocol::{Kind, Variant};
+
+use super::args::{parse_bound, print_json, truncate, Bound, ConfigArgs, Format};
+
+/// The matrix run (the default command).
+#[derive(clap::Args, Debug, Clone)]
+pub struct MatrixArgs {
+    /// The configuration, if one is given instead of the suite.
+    #[command(flatten)]
+    pub cfg: ConfigArgs,
+    /// Only these variants (comma-separated; default all).
+    #[arg(long, value_delimiter = ',')]
+    pub variant: Vec<String>,
+    /// Only these properties (comma-separated; default all).
+    #[arg(long, value_delimiter = ',')]
+    pub property: Vec<String>,
+    /// Only these backends: loom, shuttle-random, shuttle-pct, shuttle-dfs,
+    /// std.
+    #[arg(long, value_delimiter = ',')]
+    pub backend: Vec<String>,
+    /// Only these entries of the suite (comma-separated; default all).
+    #[arg(long, value_delimiter = ',')]
+    pub entry: Vec<String>,
+    /// loom preemption bound: a number, or "unbounded" for an exhaustive
+    /// search.
+    #[arg(long, default_value = "2", value_parser = parse_bound)]
+    pub loom_preemptions: Bound,
+    /// Schedules per shuttle random or PCT search.
+    #[arg(long, default_value_t = Sizes::default().shuttle)]
+    pub shuttle_iterations: usize,
+    /// PCT bug depth.
+    #[arg(long, default_value_t = 3)]
+    pub pct_depth: usize,
+    /// Runs of the std backend.
+    #[arg(long, default_value_t = Sizes::default().std)]
+    pub std_iterations: usize,
+    /// Cap on the schedules of one exhaustive (DFS) search.
+    #[arg(long, default_value_t = Sizes::default().dfs_cap)]
+    pub dfs_cap: usize,
+    /// Seed for the shuttle schedulers.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Time budget per search, in seconds; a search cut short is
+    /// inconclusive.
+    #[arg(long, default_value_t = 60)]
+    pub budget: u64,
+    /// Worker processes (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Print the matrix as JSON (the same as --format json).
+    #[arg(long)]
+    pub json: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also print one line per run (variant, entry, backend).
+    #[arg(long)]
+    pub runs: bool,
+    /// Run searches on threads of this process instead of worker processes.
+    #[arg(long)]
+    pub in_process: bool,
+    /// Run only part I of N of every shuttle search (see `merge`).
+    #[arg(long, value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+}
+
+/// The search sizes the flags ask for.
+pub fn sizes(args: &MatrixArgs) -> Sizes {
+    Sizes {
+        shuttle: args.shuttle_iterations,
+        std: args.std_iterations,
+        loom_bound: args.loom_preemptions.0,
+        dfs_cap: args.dfs_cap,
+        seed: args.seed,
+    }
+}
+
+fn pct_depth(suite: &mut Suite, depth: usize) {
+    for e in &mut suite.entries {
+        for b in &mut e.backends {
+            if let Backend::ShuttlePct { depth: d, .. } = b {
+                *d = depth;
+            }
+        }
+    }
+}
+
+/// The plan the flags describe, against the variants of `registry`.
+pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, String> {
+    if args.shuttle_iterations == 0 || args.std_iterations == 0 || args.dfs_cap == 0 {
+        return Err(
+            "--shuttle-iterations/--std-iterations/--dfs-cap 0: need at least 1".into(),
+        );
+    }
+    if args.pct_depth == 0 {
+        return Err("--pct-depth 0: PCT needs a depth of at least 1".into());
+    }
+    if args.budget == 0 {
+        return Err("--budget 0: the time budget must be at least 1 second".into());
+    }
+    let s = sizes(args);
+    let mut suite = if args.cfg.given() {
+        let standard = Suite::standard(&s);
+        let backends = standard.entries[0].backends.clone();
+        Suite::single("custom", args.cfg.config(), backends)
+    } else {
+        Suite::standard(&s)
+    };
+    pct_depth(&mut suite, args.pct_depth);
+    if !args.entry.is_empty() {
+        for name in &args.entry {
+            if suite.entry(name).is_none() {
+                let names: Vec<&str> = suite.entries.iter().map(|e| e.name.as_str()).collect();
+                return Err(format!(
+                    "unknown entry {name:?}: expected one of {}",
+                    names.join(", ")
+                ));
+            }
+        }
+        suite.entries.retain(|e| args.entry.contains(&e.name));
+    }
+    let mut plan = Plan::new(suite, registry.to_vec());
+    if !args.variant.is_empty() {
+        plan.variants = args
+            .variant
+            .iter()
+            .map(|v| Variant::find(registry, v))
+            .collect::<Result<_, _>>()?;
+    }
+    if !args.property.is_empty() {
+        plan.properties = args
+            .property
+            .iter()
+            .map(|p| Property::by_name(p))
+            .collect::<Result<_, _>>()?;
+    }
+    for b in &args.backend {
+        if !Backend::NAMES.contains(&b.as_str()) {
+            return Err(format!(
+                "unknown backend {b:?}: expected one of {}",
+                Backend::NAMES.join(", ")
+            ));
+        }
+    }
+    plan.backends = args.backend.clone();
+    plan.budget = Duration::from_secs(args.budget);
+    if let Some(j) = args.jobs {
+        if j == 0 {
+            return Err("--jobs 0: need at least 1 worker".into());
+        }
+        plan.jobs = j;
+    }
+    plan.shard = args.shard.unwrap_or_default();
+    plan.validate()?;
+    Ok(plan)
+}
+
+/// Run the plan's matrix with a progress line per run on stderr.
+pub fn run_with_progress(plan: &Plan, in_process: bool) -> (Matrix, Duration) {
+    let tty = std::io::stderr().is_terminal();
+    let start = Instant::now();
+    let progress = |done: usize, total: usize, r: &RunResult| {
+        let violated: Vec<&str> = r
+            .verdicts
+            .iter()
+            .filter(|v| v.verdict == Verdict::Violated)
+            .map(|v| v.property.name())
+            .collect();
+        let line = format!(
+            "[{done}/{total} {:.0}s] {} {} {}: {} executions{}",
+            start.elapsed().as_secs_f64(),
+            r.spec.variant,
+            r.spec.entry,
+            r.spec.backend.name(),
+            r.executions,
+            if violated.is_empty() {
+                String::new()
+            } else {
+                format!(", violated {}", violated.join(","))
+            }
+        );
+        if tty {
+            eprint!("\r\x1b[2K{}", truncate(&line, 150));
+            if done == total {
+                eprintln!();
+            }
+        } else {
+            eprintln!("{line}");
+        }
+    };
+    let executor = match std::env::current_exe() {
+        Ok(exe) if !in_process => Executor::Subprocess(exe),
+        _ => Executor::InProcess,
+    };
+    let m = run_matrix(plan, &executor, &progress);
+    (m, start.elapsed())
+}
+
+/// The default command.
+pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, String> {
+    let plan = build_plan(args, registry)?;
+    quiet_panics();
+    let (m, elapsed) = run_with_progress(&plan, args.in_process);
+    let format = if args.json { Format::Json } else { args.format };
+    match format {
+        Format::Json => print_json(&m.cells)?,
+        Format::Text => {
+            print!("{}", suite_text(&plan));
+            print!("{}", table(&plan, &m.cells, true));
+            if args.runs {
+                print!("{}", runs_table(&m.runs));
+            }
+            print!("{}", summary(&plan, &m.cells, elapsed));
+        }
+        Format::Markdown => print!("{}", markdown(&plan, &m.cells, elapsed)),
+    }
+    Ok(if matrix_ok(&m.cells) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The suite, one line per entry.
+pub fn suite_text(plan: &Plan) -> String {
+    let mut out = String::from("flushcheck: the scenario suite\n");
+    let w = plan
+        .suite
+        .entries
+        .iter()
+        .map(|e| e.name.len())
+        .max()
+        .unwrap_or(4);
+    for e in &plan.suite.entries {
+        let backends: Vec<&str> = e
+            .backends
+            .iter()
+            .map(|b| b.name())
+            .filter(|b| plan.backends.is_empty() || plan.backends.iter().any(|n| n == b))
+            .collect();
+        let _ = writeln!(out, "  {:<w$}  {}  [{}]", e.name, e.cfg, backends.join(" "));
+    }
+    out
+}
+
+/// The matrix as a table; `notes` adds the note column (text output).
+pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
+    let vw = cells.iter().map(|c| c.variant.len()).max().unwrap_or(7).max(7);
+    let pw = cells
+        .iter()
+        .map(|c| c.property.name().len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{:<vw$} {:<pw$} {:<14} {:<13} {:>7} {:>10} {:>7} {:>8} {:>6}{}",
+        "variant",
+        "property",
+        "backend",
+        "verdict",
+        "configs",
+        "executions",
+        "seconds",
+        "coverage",
+        "epoch2",
+        if notes { "  note" } else { "" }
+    );
+    for c in cells {
+        let mark = match (c.expect, c.ok) {
+            (_, false) => " !!",
+            (Expect::Killed, true) => " (killed)",
+            _ => "",
+        };
+        let verdict = format!(
+            "{}{}",
+            c.verdict.name(),
+            if c.exhaustive { "*" } else { "" }
+        );
+        let held = c
+            .configs
+            .iter()
+            .filter(|x| x.verdict == c.verdict)
+            .count();
+        let mut row = format!(
+            "{:<vw$} {:<pw$} {:<14} {:<13} {:>7} {:>10} {:>7.2} {:>8} {:>6}",
+            c.variant,
+            c.property.name(),
+            c.backend,
+            verdict,
+            format!("{held}/{}", c.configs.len()),
+            c.executions,
+            c.seconds,
+            c.coverage,
+            c.later_epoch,
+        );
+        if notes {
+            let _ = write!(
+                row,
+                "  {}{mark}",
+                truncate(c.note.as_deref().unwrap_or(""), 100)
+            );
+        }
+        let _ = writeln!(out, "{}", row.trim_end());
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "searches:");
+    let mut seen = std::collections::BTreeSet::new();
+    for e in &plan.suite.entries {
+        for b in &e.backends {
+            if seen.insert(b.search()) {
+                let _ = writeln!(out, "  {:<15} {}", b.name(), b.search());
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  * = exhaustive on every configuration. configs = configurations with this verdict / run.\n  coverage = times the property's race happened; epoch2 = times a CPU accounted a batch\n  again after a skip and a reset (recross_after_reset). Races:"
+    );
+    for p in &plan.properties {
+        let _ = writeln!(out, "    {:<28} {}", p.name(), p.coverage_event().name());
+    }
+    let _ = writeln!(out, "  who decides what:");
+    for p in &plan.properties {
+        let _ = writeln!(out, "    {:<28} {}", p.name(), p.decided_by());
+    }
+    out
+}
+
+/// One line per run.
+pub fn runs_table(runs: &[RunResult]) -> String {
+    let mut out = String::from("\nruns:\n");
+    for r in runs {
+        let violated: Vec<&str> = r
+            .verdicts
+            .iter()
+            .filter(|v| v.verdict == Verdict::Violated)
+            .map(|v| v.property.name())
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:<30} {:<12} {:<14} {:>9} {:>7.2}s {}{}",
+            r.spec.variant,
+            r.spec.entry,
+            r.spec.backend.name(),
+            r.executions,
+            r.seconds,
+            if r.exhaustive { "exhaustive " } else { "" },
+            if violated.is_empty() {
+                r.stopped.clone().unwrap_or_default()
+            } else {
+                format!("violated {}", violated.join(","))
+            }
+        );
+    }
+    out
+}
+
+/// The summary lines: counts, survivals, weak holds, configurations per
+/// property.
+pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
+    let must_hold_bad: Vec<String> = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Holds && !c.ok)
+        .map(|c| {
+            format!(
+                "{} {} ({} on {}): {}",
+                c.kind.name(),
+                c.variant,
+                c.property.name(),
+                c.backend,
+                c.verdict.name()
+            )
+        })
+        .collect();
+    let inconclusive = cells
+        .iter()
+        .filter(|c| c.verdict == Verdict::Inconclusive)
+        .count();
+    let survived: Vec<String> = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Killed && !c.ok)
+        .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
+        .collect();
+    let unseen = cells.iter().filter(|c| c.race_not_seen()).count();
+    let epoch = cells.iter().filter(|c| c.epoch_not_reached()).count();
+    let mutants = plan
+        .variants
+        .iter()
+        .filter(|v| v.kind == Kind::Mutant)
+        .count();
+    let killed = plan
+        .variants
+        .iter()
+        .filter(|v| v.kind == Kind::Mutant)
+        .filter(|v| {
+            cells
+                .iter()
+                .filter(|c| c.variant == v.name && c.expect == Expect::Killed)
+                .all(|c| c.ok)
+        })
+        .count();
+    let mut out = format!(
+        "{} cells in {:.1} s: must-hold violations {}, mutants killed {killed}/{mutants}, \
+         mutant survivals {}, inconclusive {inconclusive}, race not seen {unseen}, \
+         later epoch not reached {epoch}\n",
+        cells.len(),
+        elapsed.as_secs_f64(),
+        must_hold_bad.len(),
+        survived.len(),
+    );
+    for s in must_hold_bad {
+        let _ = writeln!(out, "  not held: {s}");
+    }
+    for s in survived {
+        let _ = writeln!(out, "  survived: {s}");
+    }
+    let mut per: Vec<String> = Vec::new();
+    for p in &plan.properties {
+        let n = plan
+            .suite
+            .entries
+            .iter()
+            .filter(|e| {
+                e.backends.iter().any(|b| {
+                    plan.variants
+                        .iter()
+                        .any(|v| crate::check::judged(*p, v, &e.cfg, b))
+                })
+            })
+            .count();
+        per.push(format!("{} {n}", p.name()));
+    }
+    let _ = writeln!(out, "configurations per property: {}", per.join(", "));
+    out
+}
+
+/// The matrix as markdown for a review thread.
+pub fn markdown(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Verdicts\n");
+    let _ = writeln!(
+        out,
+        "```text\n{}{}{}```\n",
+        suite_text(plan),
+        table(plan, cells, false),
+        summary(plan, cells, elapsed)
+    );
+    let noted: Vec<&Cell> = cells.iter().filter(|c| c.note.is_some()).collect();
+    if !noted.is_empty() {
+        let _ = writeln!(out, "Notes:\n");
+        for c in noted {
+            let line = format!(
+                "- {} / {} / {}: {}",
+                c.variant,
+                c.property.name(),
+                c.backend,
+                c.note.as_deref().unwrap_or("")
+            );
+            for (i, l) in crate::observe::record::wrap(&line, 98)
+                .into_iter()
+                .enumerate()
+            {
+                let _ = writeln!(out, "{}{l}", if i == 0 { "" } else { "  " });
+            }
+        }
+        let _ = writeln!(out);
+    }
+    out
+}

@@ -1,0 +1,109 @@
+//! `flushcheck`: the command line, one subcommand per file.
+//!
+//! [`main_with`] runs it with variants of the caller's own added to the
+//! catalogue: a researcher's binary calls it with its candidates and gets
+//! the whole tool (matrix, explain, replay, bounds, fuzz) for them.
+
+pub mod args;
+pub mod matrix;
+pub mod merge;
+pub mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::protocol::Variant;
+
+/// Model-check the memcg stats flush protocol (v5.19 vs v6.0, 873f64b791a2)
+/// under loom, shuttle and real threads, and print the verdict matrix.
+#[derive(Parser, Debug)]
+#[command(name = "flushcheck", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    matrix: matrix::MatrixArgs,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
+    /// matrix.
+    Merge(merge::MergeArgs),
+    /// Internal: run one exploration given as JSON and print the result as
+    /// JSON.
+    #[command(name = "__run", hide = true)]
+    Run {
+        /// The run, as JSON.
+        spec: String,
+    },
+}
+
+/// Every variant known to this process: the catalogue, the benchmark
+/// bound, and `extra`. Names must be unique.
+pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
+    let mut all = Variant::all();
+    all.push(Variant::no_global());
+    for v in extra {
+        if all.iter().any(|w| w.name == v.name) {
+            return Err(format!(
+                "variant {:?} is already in the catalogue: give it another name",
+                v.name
+            ));
+        }
+        all.push(v);
+    }
+    Ok(all)
+}
+
+fn parse_cli() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|e| {
+        use clap::error::ErrorKind;
+        match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => {
+                // clap adds usage and a "try --help" line; keep the one
+                // line that names the bad value.
+                let text = e.to_string();
+                let line = text.lines().next().unwrap_or("bad arguments");
+                eprintln!("flushcheck: {line}");
+                ExitCode::from(2)
+            }
+        }
+    })
+}
+
+/// `flushcheck` with the catalogue's variants.
+pub fn main() -> ExitCode {
+    main_with(Vec::new())
+}
+
+/// `flushcheck` with `extra` variants added to the catalogue: they run in
+/// the default matrix (a [`crate::protocol::Kind::Candidate`] must hold
+/// every property, or the exit code is 1) and can be named in every
+/// subcommand.
+pub fn main_with(extra: Vec<Variant>) -> ExitCode {
+    let cli = match parse_cli() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let registry = match registry(extra) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("flushcheck: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match &cli.command {
+        None => matrix::matrix(&cli.matrix, &registry),
+        Some(Command::Run { spec }) => return run::run_spec(spec, &registry),
+        Some(Command::Merge(a)) => merge::merge(a, &registry),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("flushcheck: error: {e}");
+        ExitCode::from(2)
+    })
+}

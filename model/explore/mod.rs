@@ -1,0 +1,29 @@
+//! Exploration: the backends and how a scenario is run under each.
+//!
+//! This module is the only one that names loom, shuttle and std's
+//! concurrency primitives ([`platform`]). Around the facade: our shuttle
+//! schedulers ([`sched`]), the exhaustive sequentially consistent search
+//! with sleep sets ([`dfs`]), and the planned searches, their budgets, and
+//! finding and replaying one failing execution ([`run`]).
+//!
+//! | backend | what it explores | what it can decide |
+//! |---|---|---|
+//! | [`Backend::Loom`] | every execution (DPOR) within an optional preemption bound, C11 weak memory minus load buffering | ordering bugs, data races on plain fields, interleavings |
+//! | [`Backend::ShuttleRandom`], [`Backend::ShuttlePct`] | sampled schedules; every atomic is SeqCst | interleaving bugs |
+//! | [`Backend::ShuttleDfs`] | every SC interleaving, reduced by sleep sets | interleaving bugs, exactly |
+//! | [`Backend::Std`] | real OS threads, one step at a time | smoke test on hardware scheduling |
+
+pub mod dfs;
+pub mod platform;
+pub mod run;
+pub mod sched;
+
+pub use platform::{
+    ghost, BackendKind, Bare, Loom, ModelAtomic, ModelCell, ModelJoinHandle, Platform, Shuttle,
+    StartGate, Std, ThreadCtx, MAX_LOOM_THREADS,
+};
+pub use run::{
+    explore, explore_shard, loom_find, loom_replay, panic_message, quiet_panics, shuttle_find,
+    shuttle_replay, Backend, Exploration, Outcome, Progress, Scenario, Shard,
+};
+pub use sched::ShuttleSchedule;

@@ -1,0 +1,687 @@
+//! Running a scenario under a backend: the planned search, its budget, how
+//! it ended; and finding and replaying single failing executions.
+
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::explore::dfs::{self, Dfs};
+use crate::explore::platform::{self, Loom, Shuttle, Std, MAX_LOOM_THREADS};
+use crate::explore::sched::{mix, Guided, PerSchedule, Recording, ShuttleSchedule};
+
+/// Where a backend's knobs are set for one exploration.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// loom: exhaustive DPOR, optionally preemption-bounded.
+    Loom {
+        /// `None` explores every interleaving.
+        preemption_bound: Option<usize>,
+    },
+    /// shuttle with its uniformly random scheduler.
+    ShuttleRandom {
+        /// Number of schedules to run.
+        iterations: usize,
+        /// Seed of the scheduler's PRNG.
+        seed: u64,
+    },
+    /// shuttle with PCT (probabilistic concurrency testing).
+    ShuttlePct {
+        /// Number of schedules to run.
+        iterations: usize,
+        /// Bug depth PCT targets.
+        depth: usize,
+        /// Seed of the scheduler's PRNG.
+        seed: u64,
+    },
+    /// shuttle with flushcheck's depth-first scheduler: every sequentially
+    /// consistent interleaving, up to `max_schedules` (exhaustive when it
+    /// finishes below the cap).
+    ShuttleDfs {
+        /// Cap on schedules; reaching it makes the search inconclusive.
+        max_schedules: usize,
+        /// Prune with sleep sets (the default); off, every schedule is run,
+        /// which tests of the reduction compare against.
+        #[serde(default = "yes")]
+        sleep_sets: bool,
+    },
+    /// Real threads, repeated.
+    Std {
+        /// Number of repetitions.
+        iterations: usize,
+    },
+}
+
+impl Backend {
+    /// Short name used in tables and JSON.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Loom { .. } => "loom",
+            Backend::ShuttleRandom { .. } => "shuttle-random",
+            Backend::ShuttlePct { .. } => "shuttle-pct",
+            Backend::ShuttleDfs { .. } => "shuttle-dfs",
+            Backend::Std { .. } => "std",
+        }
+    }
+
+    /// Every backend name, in report order.
+    pub const NAMES: [&'static str; 5] = [
+        "loom",
+        "shuttle-random",
+        "shuttle-pct",
+        "shuttle-dfs",
+        "std",
+    ];
+
+    /// Whether a finished search covers every execution of the scenario.
+    pub fn exhaustive(&self) -> bool {
+        matches!(
+            self,
+            Backend::Loom {
+                preemption_bound: None
+            } | Backend::ShuttleDfs { .. }
+        )
+    }
+
+    /// Whether the backend runs every operation sequentially consistently.
+    pub fn sequentially_consistent(&self) -> bool {
+        !matches!(self, Backend::Loom { .. } | Backend::Std { .. })
+    }
+
+    /// One-line description of the planned search.
+    pub fn search(&self) -> String {
+        match self {
+            Backend::Loom {
+                preemption_bound: None,
+            } => "loom DPOR, unbounded (exhaustive)".into(),
+            Backend::Loom {
+                preemption_bound: Some(b),
+            } => format!("loom DPOR, preemption bound {b} (exhaustive within the bound)"),
+            Backend::ShuttleRandom { iterations, seed } => {
+                format!("shuttle random, {iterations} schedules, seed {seed} (sampled)")
+            }
+            Backend::ShuttlePct {
+                iterations,
+                depth,
+                seed,
+            } => {
+                format!("shuttle PCT depth {depth}, {iterations} schedules, seed {seed} (sampled)")
+            }
+            Backend::ShuttleDfs {
+                max_schedules,
+                sleep_sets,
+            } => format!(
+                "shuttle DFS{}, every SC interleaving, cap {max_schedules} schedules (exhaustive)",
+                if *sleep_sets { " with sleep sets" } else { " without reduction" }
+            ),
+            Backend::Std { iterations } => {
+                format!("std threads, {iterations} runs, one step at a time (sampled)")
+            }
+        }
+    }
+
+    /// The most threads one execution may use, the main thread included.
+    pub fn max_threads(&self) -> usize {
+        match self {
+            Backend::Loom { .. } => MAX_LOOM_THREADS,
+            _ => usize::MAX,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Something that can run one execution on any platform.
+pub trait Scenario: Send + Sync + 'static {
+    /// Run one execution. Violations panic.
+    fn run<P: crate::protocol::Build>(&self);
+}
+
+/// How an exploration ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The planned search finished without a panic.
+    Finished,
+    /// An execution panicked; the message is the panic payload.
+    Failed(String),
+    /// The search was cut short; the string says by what.
+    CutShort(String),
+}
+
+/// The result of one exploration.
+#[derive(Clone, Debug)]
+pub struct Exploration {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Executions (schedules, runs) started.
+    pub executions: u64,
+    /// Wall-clock time.
+    pub elapsed: Duration,
+    /// Schedules the DFS stopped because every runnable thread was asleep.
+    pub pruned: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+const BUDGET_PANIC: &str = "flushcheck: time budget exhausted";
+
+/// One part of a search split over machines: shard `index` of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: u64,
+    /// How many shards the search is split into.
+    pub count: u64,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard { index: 0, count: 1 }
+    }
+}
+
+impl Shard {
+    /// Parse `I/N`; the error is one line.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard {s}: expected I/N with 0 <= I < N, e.g. 0/4");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The schedules of a `total`-schedule search this shard runs.
+    pub fn iterations(&self, total: usize) -> usize {
+        let (i, n, t) = (self.index as usize, self.count as usize, total);
+        t / n + usize::from(i < t % n)
+    }
+}
+
+/// The shuttle scheduler for `backend` (a random or PCT backend) and
+/// `shard`.
+fn shuttle_scheduler(
+    backend: &Backend,
+    shard: Shard,
+) -> Box<dyn shuttle::scheduler::Scheduler + Send> {
+    match *backend {
+        Backend::ShuttleRandom { iterations, seed } => Box::new(PerSchedule {
+            seed,
+            next: shard.index,
+            step: shard.count,
+            end: iterations as u64,
+            rng: 0,
+        }),
+        // PCT learns the schedule length from its earlier schedules, so it
+        // cannot be re-seeded per schedule: shards are independent PCT
+        // searches with seeds of their own.
+        Backend::ShuttlePct {
+            iterations,
+            depth,
+            seed,
+        } => Box::new(shuttle::scheduler::PctScheduler::new_from_seed(
+            if shard.count == 1 {
+                seed
+            } else {
+                mix(seed, shard.index)
+            },
+            depth,
+            shard.iterations(iterations),
+        )),
+        _ => panic!("not a sampling shuttle backend: {backend}"),
+    }
+}
+
+/// Periodic progress of a long search, on stderr.
+#[derive(Clone)]
+pub struct Progress {
+    label: String,
+    every: Duration,
+}
+
+impl Progress {
+    /// Report every `every` with `label` in front.
+    pub fn new(label: impl Into<String>, every: Duration) -> Self {
+        Progress {
+            label: label.into(),
+            every,
+        }
+    }
+}
+
+/// Executions started, shared with a progress reporter.
+struct Counter {
+    count: Arc<AtomicU64>,
+    deadline: Instant,
+}
+
+/// Run `scenario` under `backend` until the planned search ends, an execution
+/// fails, or `budget` runs out (reported as [`Outcome::CutShort`]).
+pub fn explore<S: Scenario>(backend: &Backend, budget: Duration, scenario: Arc<S>) -> Exploration {
+    explore_shard(backend, Shard::default(), budget, scenario, None)
+}
+
+/// [`explore`] for one shard of a shuttle search (loom and std ignore it),
+/// optionally reporting progress.
+pub fn explore_shard<S: Scenario>(
+    backend: &Backend,
+    shard: Shard,
+    budget: Duration,
+    scenario: Arc<S>,
+    progress: Option<Progress>,
+) -> Exploration {
+    let start = Instant::now();
+    let count = Arc::new(AtomicU64::new(0));
+    let counter = Counter {
+        count: count.clone(),
+        deadline: start + budget,
+    };
+    let exhausted = Arc::new(AtomicBool::new(false));
+    let pruned = Arc::new(AtomicU64::new(0));
+    let depth = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let reporter = progress.map(|p| {
+        let (count, stop, pruned, depth) = (count.clone(), stop.clone(), pruned.clone(), depth.clone());
+        std::thread::spawn(move || report_progress(p, start, count, stop, pruned, depth))
+    });
+    platform::clear_last_cell();
+    let result = {
+        let backend = backend.clone();
+        let (exhausted, pruned, depth) = (exhausted.clone(), pruned.clone(), depth.clone());
+        panic::catch_unwind(AssertUnwindSafe(move || match backend {
+            Backend::Loom { preemption_bound } => {
+                loom_builder(preemption_bound).check(move || {
+                    counter.tick();
+                    dfs::new_execution();
+                    scenario.run::<Loom>();
+                });
+            }
+            b @ (Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }) => {
+                shuttle_run(shuttle_scheduler(&b, shard), budget, counter, scenario);
+            }
+            Backend::ShuttleDfs {
+                max_schedules,
+                sleep_sets,
+            } => {
+                let dfs = Dfs::new(max_schedules as u64, sleep_sets);
+                let (e, p, d) = (dfs.exhausted.clone(), dfs.pruned.clone(), dfs.max_depth.clone());
+                let r = panic::catch_unwind(AssertUnwindSafe(|| {
+                    shuttle_run(dfs, budget, counter, scenario)
+                }));
+                dfs::activate(false);
+                exhausted.store(e.load(Ordering::Relaxed), Ordering::Relaxed);
+                pruned.store(p.load(Ordering::Relaxed), Ordering::Relaxed);
+                depth.store(d.load(Ordering::Relaxed), Ordering::Relaxed);
+                if let Err(e) = r {
+                    panic::resume_unwind(e);
+                }
+            }
+            Backend::Std { iterations } => {
+                for _ in 0..iterations {
+                    counter.tick();
+                    scenario.run::<Std>();
+                }
+            }
+        }))
+    };
+    stop.store(true, Ordering::Relaxed);
+    if let Some(r) = reporter {
+        let _ = r.join();
+    }
+    let mut e = classify(
+        backend,
+        shard,
+        budget,
+        start,
+        count.load(Ordering::Relaxed),
+        result,
+    );
+    e.pruned = pruned.load(Ordering::Relaxed);
+    if let Backend::ShuttleDfs { max_schedules, .. } = backend {
+        if e.outcome == Outcome::Finished && !exhausted.load(Ordering::Relaxed) {
+            e.outcome = Outcome::CutShort(format!(
+                "the DFS stopped after {} schedules (cap {max_schedules}, budget {:.0} s, depth {}) before covering every interleaving",
+                e.executions,
+                budget.as_secs_f64(),
+                depth.load(Ordering::Relaxed)
+            ));
+        }
+    }
+    e
+}
+
+impl Counter {
+    fn tick(&self) {
+        let n = self.count.fetch_add(1, Ordering::Relaxed);
+        if n.is_multiple_of(64) && Instant::now() > self.deadline {
+            panic!("{BUDGET_PANIC}");
+        }
+    }
+}
+
+fn report_progress(
+    p: Progress,
+    start: Instant,
+    count: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    pruned: Arc<AtomicU64>,
+    depth: Arc<AtomicU64>,
+) {
+    let mut next = start + p.every;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        if Instant::now() < next {
+            continue;
+        }
+        next += p.every;
+        let n = count.load(Ordering::Relaxed);
+        let secs = start.elapsed().as_secs_f64();
+        let extra = match pruned.load(Ordering::Relaxed) {
+            0 => String::new(),
+            k => format!(", {k} pruned, depth {}", depth.load(Ordering::Relaxed)),
+        };
+        eprintln!(
+            "{}: {n} executions in {secs:.0} s ({:.0}/s{extra})",
+            p.label,
+            n as f64 / secs.max(1e-9)
+        );
+    }
+}
+
+/// Turn a caught run into an [`Exploration`].
+fn classify(
+    backend: &Backend,
+    shard: Shard,
+    budget: Duration,
+    start: Instant,
+    executions: u64,
+    result: std::thread::Result<()>,
+) -> Exploration {
+    let outcome = match result {
+        Ok(()) => {
+            let planned = match backend {
+                Backend::ShuttleRandom { iterations, .. }
+                | Backend::ShuttlePct { iterations, .. } => {
+                    Some(shard.iterations(*iterations) as u64)
+                }
+                _ => None,
+            };
+            match planned {
+                Some(p) if executions < p => Outcome::CutShort(format!(
+                    "time budget of {:.0} s ran out after {executions} of {p} schedules",
+                    budget.as_secs_f64()
+                )),
+                _ => Outcome::Finished,
+            }
+        }
+        Err(payload) => {
+            let msg = panic_message(&payload);
+            if msg.contains(BUDGET_PANIC) {
+                Outcome::CutShort(format!(
+                    "time budget of {:.0} s ran out after {executions} executions",
+                    budget.as_secs_f64()
+                ))
+            } else if msg.contains("Model exceeded maximum number of branches") {
+                Outcome::CutShort("loom's branch limit (max_branches) was reached".into())
+            } else if msg.contains("Causality violation") {
+                let on = platform::last_cell()
+                    .map(|v| format!(" on {v}"))
+                    .unwrap_or_default();
+                Outcome::Failed(format!("data race{on}: {}", first_line(&msg)))
+            } else {
+                Outcome::Failed(msg)
+            }
+        }
+    };
+    Exploration {
+        outcome,
+        executions,
+        elapsed: start.elapsed(),
+        pruned: 0,
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn shuttle_run<S: Scenario>(
+    sched: impl shuttle::scheduler::Scheduler + 'static,
+    budget: Duration,
+    counter: Counter,
+    scenario: Arc<S>,
+) {
+    let mut config = shuttle::Config::new();
+    config.failure_persistence = shuttle::FailurePersistence::None;
+    config.max_time = Some(budget);
+    config.silence_warnings = true;
+    let runner = shuttle::Runner::new(sched, config);
+    runner.run(move || {
+        counter.tick();
+        dfs::new_execution();
+        scenario.run::<Shuttle>();
+    });
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else {
+        "<non-string panic payload>".to_string()
+    }
+}
+
+/// A loom builder for one planned search.
+///
+/// `Builder::new()` reads the `LOOM_*` environment variables. The ones that
+/// would end a search early without saying so (`LOOM_MAX_PERMUTATIONS`,
+/// `LOOM_MAX_DURATION`) or resume it from elsewhere
+/// (`LOOM_CHECKPOINT_FILE`) are cleared here: flushcheck's own budget and
+/// replay tokens do those jobs and report them. `LOOM_LOG` and
+/// `LOOM_LOCATION` keep their effect.
+fn loom_builder(bound: Option<usize>) -> loom::model::Builder {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = bound;
+    builder.max_branches = 100_000;
+    builder.max_permutations = None;
+    builder.max_duration = None;
+    builder.checkpoint_file = None;
+    builder
+}
+
+/// Silence the default panic output of model threads.
+///
+/// Violations are reported through [`Exploration`], so the backtrace text
+/// the default hook prints would only be noise. shuttle installs its own
+/// hook once per process on its first run; a one-iteration warm-up run makes
+/// that happen first, so ours replaces it.
+pub fn quiet_panics() {
+    // shuttle's schedulers replace their seed with SHUTTLE_RANDOM_SEED; the
+    // seeds flushcheck prints must be the seeds it used, so that is
+    // dropped. NOTE: call before any thread is spawned.
+    if std::env::var_os("SHUTTLE_RANDOM_SEED").is_some() {
+        eprintln!("flushcheck: ignoring SHUTTLE_RANDOM_SEED; use --seed");
+        std::env::remove_var("SHUTTLE_RANDOM_SEED");
+    }
+    let mut config = shuttle::Config::new();
+    config.silence_warnings = true;
+    shuttle::Runner::new(
+        shuttle::scheduler::RandomScheduler::new_from_seed(0, 1),
+        config,
+    )
+    .run(|| {});
+    panic::set_hook(Box::new(|_| {}));
+}
+
+/// Explore under shuttle (`backend` must be a random or PCT backend) and,
+/// if an execution fails, also return its schedule.
+pub fn shuttle_find<S: Scenario>(
+    backend: &Backend,
+    budget: Duration,
+    scenario: Arc<S>,
+) -> (Exploration, Option<ShuttleSchedule>) {
+    let inner = shuttle_scheduler(backend, Shard::default());
+    let current = Arc::new(Mutex::new(ShuttleSchedule {
+        seed: 0,
+        steps: Vec::new(),
+    }));
+    let sched = Recording {
+        inner,
+        current: current.clone(),
+    };
+    let exploration = run_catching(backend, budget, move |counter| {
+        shuttle_run(sched, budget, counter, scenario)
+    });
+    let schedule = matches!(exploration.outcome, Outcome::Failed(_))
+        .then(|| current.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    (exploration, schedule)
+}
+
+/// Run one execution along `schedule` under shuttle (see [`Guided`]) and
+/// return it with the schedule actually followed.
+pub fn shuttle_replay<S: Scenario>(
+    schedule: &ShuttleSchedule,
+    scenario: Arc<S>,
+) -> (Exploration, ShuttleSchedule) {
+    let actual = Arc::new(Mutex::new(ShuttleSchedule {
+        seed: schedule.seed,
+        steps: Vec::new(),
+    }));
+    let sched = Guided {
+        schedule: schedule.clone(),
+        pos: 0,
+        started: false,
+        actual: actual.clone(),
+    };
+    let budget = Duration::from_secs(60);
+    let e = run_catching(
+        &Backend::ShuttleRandom {
+            iterations: 1,
+            seed: schedule.seed,
+        },
+        budget,
+        move |counter| shuttle_run(sched, budget, counter, scenario),
+    );
+    let followed = actual.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    (e, followed)
+}
+
+/// Explore under loom at `bound` preemptions, checkpointing every
+/// execution; if one fails, also return loom's checkpoint of it (JSON).
+pub fn loom_find<S: Scenario>(
+    bound: Option<usize>,
+    budget: Duration,
+    scenario: Arc<S>,
+) -> (Exploration, Option<String>) {
+    let file = temp_file("find");
+    let path = file.clone();
+    let exploration = run_catching(
+        &Backend::Loom {
+            preemption_bound: bound,
+        },
+        budget,
+        move |counter| {
+            let mut builder = loom_builder(bound);
+            builder.checkpoint_file = Some(path);
+            builder.checkpoint_interval = 1;
+            builder.check(move || {
+                counter.tick();
+                dfs::new_execution();
+                scenario.run::<Loom>();
+            });
+        },
+    );
+    let checkpoint = match exploration.outcome {
+        Outcome::Failed(_) => std::fs::read_to_string(&file).ok(),
+        _ => None,
+    };
+    let _ = std::fs::remove_file(&file);
+    (exploration, checkpoint)
+}
+
+/// Run the one loom execution that `checkpoint` (from [`loom_find`]) leads to.
+pub fn loom_replay<S: Scenario>(
+    checkpoint: &str,
+    bound: Option<usize>,
+    scenario: Arc<S>,
+) -> Exploration {
+    let file = temp_file("replay");
+    if let Err(e) = std::fs::write(&file, checkpoint) {
+        return Exploration {
+            outcome: Outcome::CutShort(format!("cannot write {}: {e}", file.display())),
+            executions: 0,
+            elapsed: Duration::ZERO,
+            pruned: 0,
+        };
+    }
+    let path = file.clone();
+    let exploration = run_catching(
+        &Backend::Loom {
+            preemption_bound: bound,
+        },
+        Duration::from_secs(60),
+        move |counter| {
+            let mut builder = loom_builder(bound);
+            builder.checkpoint_file = Some(path);
+            builder.checkpoint_interval = 1;
+            // The limit is checked before each execution: 2 runs exactly one.
+            builder.max_permutations = Some(2);
+            builder.check(move || {
+                counter.tick();
+                dfs::new_execution();
+                scenario.run::<Loom>();
+            });
+        },
+    );
+    let _ = std::fs::remove_file(&file);
+    exploration
+}
+
+fn temp_file(what: &str) -> std::path::PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    std::env::temp_dir().join(format!(
+        "flushcheck-{}-{}-{what}.json",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Run `f` catching its panic, and classify the outcome like [`explore`].
+fn run_catching(
+    backend: &Backend,
+    budget: Duration,
+    f: impl FnOnce(Counter) + Send,
+) -> Exploration {
+    let start = Instant::now();
+    let count = Arc::new(AtomicU64::new(0));
+    let counter = Counter {
+        count: count.clone(),
+        deadline: start + budget,
+    };
+    platform::clear_last_cell();
+    let result = panic::catch_unwind(AssertUnwindSafe(move || f(counter)));
+    classify(
+        backend,
+        Shard::default(),
+        budget,
+        start,
+        count.load(Ordering::Relaxed),
+        result,
+    )
+}

@@ -1,0 +1,45 @@
+//! Kernel idioms on top of [`crate::explore::Platform`].
+//!
+//! Each function carries the kernel primitive's name and documents the Rust
+//! ordering it maps to under the Linux kernel memory model (LKMM,
+//! `tools/memory-model/`) and what that mapping loses. Protocol code calls
+//! these, never the platform atomics directly, so a reviewer can read it
+//! against the C source line by line.
+//!
+//! Every shared variable is created with the [`Var`] it stands for, and
+//! every access through this layer is reported as an observation
+//! ([`crate::observe::obs::Access`]): protocol code does not report its own
+//! memory accesses, and cannot forget to. On the benchmark platform
+//! ([`crate::explore::Bare`]) the reports compile to nothing.
+//!
+//! General losses, true of every mapping here:
+//! - LKMM `READ_ONCE`/`WRITE_ONCE` and non-value-returning RMWs are modelled
+//!   as C11 `Relaxed`. LKMM additionally respects address, data and control
+//!   dependencies, which C11 `Relaxed` does not; the model is therefore
+//!   *weaker* than the kernel (it may show outcomes the kernel forbids), never
+//!   stronger, for code that relies on dependency ordering. No step of the
+//!   v5.19/v6.0 protocol relies on it.
+//! - loom does not explore load buffering, so outcomes that need it are
+//!   missed; shuttle runs every operation SeqCst.
+//! - Interrupts, preemption and `irqsave` are not modelled: each model thread
+//!   is one CPU running the function to completion except where it is
+//!   preempted by the scheduler of the backend.
+
+pub mod atomic;
+pub mod lock;
+pub mod percpu;
+pub mod trace;
+
+pub use crate::observe::obs::{LockName, Var};
+pub use atomic::{
+    atomic_add, atomic_cmpxchg, atomic_read, atomic_set, atomic_xchg, read_once, this_cpu_add,
+    write_once, Atomic,
+};
+pub use lock::{
+    spin_is_locked, spin_lock, spin_trylock, spin_trylock_with, spin_unlock, spin_unlock_with,
+    Locked, SpinLock,
+};
+pub use percpu::{
+    smp_processor_id, this_cpu_add_return, this_cpu_read, this_cpu_write, CpuLocal, PerCpu,
+};
+pub use trace::{trace_flush_begin, trace_flush_end, trace_memcg_flush_stats, Css, CssId};

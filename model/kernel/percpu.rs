@@ -1,0 +1,100 @@
+//! Per-CPU data: `DEFINE_PER_CPU`, `this_cpu_ptr()`, `per_cpu_ptr()` and
+//! the owner-only `__this_cpu_*` operations.
+
+use crossbeam_utils::CachePadded;
+
+use crate::explore::{ModelCell, Platform};
+use crate::kernel::atomic::observe;
+use crate::observe::obs::{Actor, Idiom, Op, Var};
+
+/// `smp_processor_id()`: the CPU the calling updater thread stands for.
+///
+/// Only updater threads are CPUs of `num_online_cpus()`; readers and
+/// flushers run "elsewhere" (see `num_online_cpus` in the protocol
+/// modules), so per-CPU access from them panics.
+pub fn smp_processor_id<P: Platform>() -> usize {
+    match P::actor() {
+        Actor::Cpu(c) => c,
+        a => panic!("model: this_cpu access from {a}, which is not an updater CPU"),
+    }
+}
+
+/// `DEFINE_PER_CPU(T, name)` / `alloc_percpu(T)`: one `T` per CPU, each on
+/// its own cache line as the kernel's per-CPU areas are.
+pub struct PerCpu<T>(Vec<CachePadded<T>>);
+
+impl<T> PerCpu<T> {
+    /// One instance per CPU, built by `f(cpu)`.
+    pub fn new(cpus: usize, f: impl FnMut(usize) -> T) -> Self {
+        PerCpu((0..cpus).map(f).map(CachePadded::new).collect())
+    }
+
+    /// `per_cpu_ptr(ptr, cpu)`: another CPU's instance.
+    pub fn per_cpu(&self, cpu: usize) -> &T {
+        &self.0[cpu]
+    }
+
+    /// `this_cpu_ptr(ptr)`: the calling CPU's instance.
+    pub fn this_cpu<P: Platform>(&self) -> &T {
+        &self.0[smp_processor_id::<P>()]
+    }
+
+    /// `for_each_possible_cpu(cpu)`.
+    pub fn cpus(&self) -> std::ops::Range<usize> {
+        0..self.0.len()
+    }
+}
+
+/// A per-CPU integer touched only by its owner CPU
+/// (`DEFINE_PER_CPU(unsigned int, stats_updates)` in v5.16-v6.7).
+///
+/// Accesses go through a cell, so under loom a remote access would be
+/// reported as a data race.
+pub struct CpuLocal<P: Platform> {
+    cell: P::Cell<i64>,
+    var: Var,
+}
+
+impl<P: Platform> CpuLocal<P> {
+    /// A counter for `var` starting at `v`.
+    pub fn new(var: Var, v: i64) -> Self {
+        CpuLocal {
+            cell: P::Cell::new(v),
+            var,
+        }
+    }
+}
+
+/// `__this_cpu_add_return(pcp, val)` on the calling CPU's counter:
+/// owner-only, so a plain read and write.
+pub fn this_cpu_add_return<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) -> i64 {
+    let c = pcp.this_cpu::<P>();
+    crate::explore::platform::note_cell(c.var);
+    // SAFETY: only the owning CPU's thread touches a CpuLocal.
+    let x = unsafe {
+        let x = c.cell.get() + val;
+        c.cell.set(x);
+        x
+    };
+    observe::<P>(c.var, Op::Add { val, new: x }, Idiom::ThisCpuAddReturn);
+    x
+}
+
+/// `__this_cpu_read(pcp)` on the calling CPU's counter.
+pub fn this_cpu_read<P: Platform>(pcp: &PerCpu<CpuLocal<P>>) -> i64 {
+    let c = pcp.this_cpu::<P>();
+    crate::explore::platform::note_cell(c.var);
+    // SAFETY: only the owning CPU's thread touches a CpuLocal.
+    let x = unsafe { c.cell.get() };
+    observe::<P>(c.var, Op::Read(x), Idiom::ThisCpuRead);
+    x
+}
+
+/// `__this_cpu_write(pcp, val)` on the calling CPU's counter.
+pub fn this_cpu_write<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) {
+    let c = pcp.this_cpu::<P>();
+    crate::explore::platform::note_cell(c.var);
+    // SAFETY: only the owning CPU's thread touches a CpuLocal.
+    unsafe { c.cell.set(val) };
+    observe::<P>(c.var, Op::Write(val), Idiom::ThisCpuWrite);
+}

@@ -1,0 +1,6 @@
+//! Measuring the protocol: the worst case derived from its arithmetic
+//! ([`derived`]), staleness maxima over searches ([`bounds`]), the hot path
+//! on real threads ([`bench`]) and the checkers' own speed ([`perf`]).
+
+pub mod derived;
+pub mod bounds;

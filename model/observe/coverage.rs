@@ -1,0 +1,169 @@
+//! Coverage events (racy situations whose occurrence a "holds" depends on)
+//! and the quantitative measures taken over the executions of a search.
+
+use serde::Serialize;
+
+use crate::explore::ghost::{AtomicU64, Mutex, Ordering};
+use crate::observe::record::Step;
+
+/// A racy situation whose occurrence a coverage check counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    /// An update read the threshold and did not add to it (v6.0's skip).
+    Skip,
+    /// An update skipped its add although the threshold it read was, or
+    /// was about to be, reset by a flush that did not see this update's
+    /// per-CPU write: the race behind `no_lost_flush`. Counted at the reset
+    /// (skip, then reset, in execution order) or at the skip (the read
+    /// returned a value older than the latest write, which only loom's weak
+    /// memory allows).
+    SkipRacedReset,
+    /// A reader decided while skipped magnitude was outstanding (not yet
+    /// reset).
+    ReaderSawSkippedUnits,
+    /// A flush finished without an update whose per-CPU write had already
+    /// happened in execution order: a later flush must pick it up.
+    UpdateBehindFlusher,
+    /// A threshold add landed during a flush and was erased by its reset.
+    AddErasedByReset,
+    /// A reader read the aggregate while a flush was in progress.
+    ReadDuringFlush,
+    /// A `spin_trylock` of `stats_flush_lock` failed.
+    TrylockContended,
+    /// A reader decided not to flush while updates were missing from the
+    /// aggregate.
+    StaleNoFlush,
+    /// A later epoch: a CPU that skipped an add, then saw the threshold
+    /// reset, accounted a batch again (added or skipped).
+    RecrossAfterReset,
+    /// A second reset of the threshold in one execution.
+    SecondReset,
+}
+
+impl Event {
+    /// Every event, in report order.
+    pub const ALL: [Event; 10] = [
+        Event::Skip,
+        Event::SkipRacedReset,
+        Event::ReaderSawSkippedUnits,
+        Event::UpdateBehindFlusher,
+        Event::AddErasedByReset,
+        Event::ReadDuringFlush,
+        Event::TrylockContended,
+        Event::StaleNoFlush,
+        Event::RecrossAfterReset,
+        Event::SecondReset,
+    ];
+
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Skip => "skip",
+            Event::SkipRacedReset => "skip_raced_reset",
+            Event::ReaderSawSkippedUnits => "reader_saw_skipped_units",
+            Event::UpdateBehindFlusher => "update_behind_flusher",
+            Event::AddErasedByReset => "add_erased_by_reset",
+            Event::ReadDuringFlush => "read_during_flush",
+            Event::TrylockContended => "trylock_contended",
+            Event::StaleNoFlush => "stale_no_flush",
+            Event::RecrossAfterReset => "recross_after_reset",
+            Event::SecondReset => "second_reset",
+        }
+    }
+
+    /// Look an event up by name.
+    pub fn by_name(name: &str) -> Option<Event> {
+        Event::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
+/// Counts of [`Event`]s over all executions of one exploration.
+#[derive(Debug, Default)]
+pub struct Coverage {
+    counts: [AtomicU64; Event::ALL.len()],
+}
+
+impl Coverage {
+    /// Count one occurrence.
+    pub fn hit(&self, e: Event) {
+        self.counts[e as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Occurrences so far.
+    pub fn count(&self, e: Event) -> u64 {
+        self.counts[e as usize].load(Ordering::Relaxed)
+    }
+
+    /// All counts, by event name.
+    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
+        Event::ALL
+            .iter()
+            .map(|e| (e.name(), self.count(*e)))
+            .collect()
+    }
+}
+
+/// How a staleness splits up (pages): per-CPU residue below the batch,
+/// counted in the threshold since its last reset, skipped since that reset
+/// (v6.0), and the rest: batched before the last reset but not flushed by
+/// it (lost from the threshold by a reset that raced with a flush; it also
+/// absorbs what a running flush has already folded).
+pub type Split = [i64; 4];
+
+/// The largest value of one measure seen so far, with the trace of the
+/// execution that reached it (when the exploration records traces).
+#[derive(Debug, Default)]
+pub struct Max {
+    best: Mutex<Option<(i64, Split, Vec<Step>)>>,
+}
+
+impl Max {
+    /// Offer a value; keeps it (and `trace()`) if it is a new maximum.
+    pub fn offer(&self, value: i64, trace: impl FnOnce() -> Vec<Step>) {
+        self.offer_split(value, [0; 4], trace)
+    }
+
+    /// [`Max::offer`] with the split of the value.
+    pub fn offer_split(&self, value: i64, split: Split, trace: impl FnOnce() -> Vec<Step>) {
+        let mut b = self.best.lock().unwrap_or_else(|e| e.into_inner());
+        if b.as_ref().is_none_or(|(v, _, _)| value > *v) {
+            *b = Some((value, split, trace()));
+        }
+    }
+
+    /// The maximum, its split and its witness steps, if any value was offered.
+    pub fn get(&self) -> Option<(i64, Split, Vec<Step>)> {
+        self.best.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The maximum, or 0.
+    pub fn value(&self) -> i64 {
+        self.get().map_or(0, |(v, _, _)| v)
+    }
+}
+
+/// Quantities measured over every explored execution (staleness in
+/// update magnitude, pages: the sum of the updates written so far, in
+/// execution order, minus the aggregate).
+#[derive(Debug, Default)]
+pub struct Measures {
+    /// At a reader decision not to flush.
+    pub stale_at_no_flush: Max,
+    /// The same without the pages lost to a racing reset: residue, counted
+    /// and skipped since the last reset, the part the threshold gate
+    /// answers for.
+    pub stale_since_reset: Max,
+    /// When a reader that decided to flush reads the statistic (a trylock
+    /// loser returns at once and reads whatever is there).
+    pub stale_after_flush_call: Max,
+    /// The largest value of the threshold.
+    pub max_threshold: Max,
+    /// Ticks since the oldest update missing from the aggregate was
+    /// written, at every read of the statistic (abstract time only).
+    pub stale_ticks: Max,
+    /// Threshold RMWs issued by updaters, over all executions.
+    pub rmws: AtomicU64,
+    /// `__mod_memcg_state()` calls, over all executions.
+    pub updates: AtomicU64,
+}

@@ -1,0 +1,306 @@
+//! Named properties: what each claims, where the claim comes from, and the
+//! one-line violation messages, each starting with the property's name so
+//! that tests and reports can attribute a failure.
+//!
+//! Every property is a monitor over observations ([`crate::observe::
+//! monitor`]); none reads a protocol's fields.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::observe::coverage::{Event, Split};
+
+/// The properties the model checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Property {
+    /// See [`no_lost_flush`].
+    NoLostFlush,
+    /// See [`conservation`].
+    Conservation,
+    /// See [`monotonic_reads`].
+    MonotonicReads,
+    /// See [`flush_exclusion`].
+    FlushExclusion,
+    /// See [`documented_error_bound`].
+    DocumentedErrorBound,
+    /// See [`no_worse_than_baseline`].
+    NoWorseThanBaseline,
+    /// See [`flush_time_bound`].
+    FlushTimeBound,
+    /// See [`no_lost_flush_same_schedule`].
+    NoLostFlushSameSchedule,
+}
+
+impl Property {
+    /// All properties, in report order.
+    pub const ALL: [Property; 8] = [
+        Property::NoLostFlush,
+        Property::Conservation,
+        Property::MonotonicReads,
+        Property::FlushExclusion,
+        Property::DocumentedErrorBound,
+        Property::NoWorseThanBaseline,
+        Property::FlushTimeBound,
+        Property::NoLostFlushSameSchedule,
+    ];
+
+    /// The name used in messages, reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::NoLostFlush => "no_lost_flush",
+            Property::Conservation => "conservation",
+            Property::MonotonicReads => "monotonic_reads",
+            Property::FlushExclusion => "flush_exclusion",
+            Property::DocumentedErrorBound => "documented_error_bound",
+            Property::NoWorseThanBaseline => "no_worse_than_baseline",
+            Property::FlushTimeBound => "flush_time_bound",
+            Property::NoLostFlushSameSchedule => "no_lost_flush_same_schedule",
+        }
+    }
+
+    /// Look a property up by name; the error lists the names allowed.
+    pub fn by_name(name: &str) -> Result<Property, String> {
+        Property::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Property::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown property {name:?}: expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// Whether the property bounds a measured quantity (staleness in pages
+    /// or ticks), measured in execution order: decided by the sequentially
+    /// consistent backends only.
+    pub fn quantitative(self) -> bool {
+        matches!(
+            self,
+            Property::DocumentedErrorBound
+                | Property::NoWorseThanBaseline
+                | Property::FlushTimeBound
+        )
+    }
+
+    /// Whether the property compares a variant with its no-skip twin.
+    pub fn needs_twin(self) -> bool {
+        matches!(
+            self,
+            Property::NoLostFlush | Property::NoLostFlushSameSchedule
+        )
+    }
+
+    /// Whether loom decides the property (weak memory). The others are
+    /// decided in execution order, which under loom is not the order in
+    /// which loads observe stores.
+    pub fn decided_by_loom(self) -> bool {
+        matches!(
+            self,
+            Property::NoLostFlush
+                | Property::Conservation
+                | Property::MonotonicReads
+                | Property::FlushExclusion
+        )
+    }
+
+    /// Whether the property states a claim that the model refutes for the
+    /// kernel itself, so that a violation of a kernel variant is a finding,
+    /// not a failure of the run (C1, and the same-schedule sense of
+    /// 873f64b791a2's claim; see docs/findings.md).
+    pub fn refutable_claim(self) -> bool {
+        matches!(
+            self,
+            Property::DocumentedErrorBound | Property::NoLostFlushSameSchedule
+        )
+    }
+
+    /// The coverage event that shows the racy interleaving this property is
+    /// about actually happened.
+    pub fn coverage_event(self) -> Event {
+        match self {
+            Property::NoLostFlush => Event::SkipRacedReset,
+            Property::Conservation => Event::UpdateBehindFlusher,
+            Property::MonotonicReads => Event::ReadDuringFlush,
+            Property::FlushExclusion => Event::TrylockContended,
+            Property::DocumentedErrorBound => Event::StaleNoFlush,
+            Property::NoWorseThanBaseline => Event::Skip,
+            Property::FlushTimeBound => Event::UpdateBehindFlusher,
+            Property::NoLostFlushSameSchedule => Event::SkipRacedReset,
+        }
+    }
+
+    /// The claim, in one line, with where it comes from.
+    pub fn claim(self) -> &'static str {
+        match self {
+            Property::NoLostFlush => {
+                "at every reader decision, if the no-skip twin's gate over the same history would flush, the variant flushes (873f64b791a2: \"Increasing this var further is redundant\")"
+            }
+            Property::Conservation => {
+                "after all updates and one more flush, the aggregate equals the sum of the updates (rstat: \"After this function returns, all cgroups in the subtree have up-to-date ->stat\")"
+            }
+            Property::MonotonicReads => {
+                "with non-negative updates, a reader never sees a statistic go down"
+            }
+            Property::FlushExclusion => {
+                "at most one flusher is inside the flush section, and flush sections are ordered by happens-before (aa48e47e3906: \"let only one flusher active at a time\")"
+            }
+            Property::DocumentedErrorBound => {
+                "a reader that skips the flush misses at most MEMCG_CHARGE_BATCH * nr_cpus pages (mm/memcontrol.c, C1)"
+            }
+            Property::NoWorseThanBaseline => {
+                "the pages the threshold gate answers for never exceed v5.19's derived worst case"
+            }
+            Property::FlushTimeBound => {
+                "with abstract time, no read misses an update older than FLUSH_TIME (\"flush the stats every 2 seconds\", C2/C16)"
+            }
+            Property::NoLostFlushSameSchedule => {
+                "as no_lost_flush, with the twin's skipped add landing at the skipping CPU's next step: the twin on the same schedule"
+            }
+        }
+    }
+
+    /// What a "holds" verdict of each backend means for this property.
+    pub fn decided_by(self) -> &'static str {
+        match self {
+            Property::NoLostFlush => {
+                "shuttle/std: the twin's gate over the same history; loom: every outcome dominated by one of the twin's"
+            }
+            Property::Conservation => "all backends; loom also under weak memory",
+            Property::MonotonicReads => "all backends; loom also under weak memory",
+            Property::FlushExclusion => {
+                "occupancy of flush sections everywhere; happens-before between them only under loom"
+            }
+            Property::DocumentedErrorBound | Property::NoWorseThanBaseline => {
+                "shuttle/std: staleness in execution order; not run under loom, where a relaxed \
+                 atomic_read may return an older threshold than execution order shows"
+            }
+            Property::FlushTimeBound => {
+                "shuttle: age in ticks, in execution order; abstract time runs under shuttle only"
+            }
+            Property::NoLostFlushSameSchedule => {
+                "shuttle/std only: a schedule-for-schedule comparison, meaningless under weak memory"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `no_lost_flush` (and its same-schedule form): a reader decided not to
+/// flush although the twin's gate over the same history would have.
+pub fn no_lost_flush(p: Property, who: &str, read: Option<i64>, n: i64, twin: &str) -> String {
+    let saw = read.map_or(String::new(), |t| {
+        format!(" (stats_flush_threshold = {t} <= num_online_cpus() = {n})")
+    });
+    format!(
+        "{}: {who} decided not to flush{saw}, but {twin} and would flush",
+        p.name()
+    )
+}
+
+/// `conservation`: the final aggregate differs from the sum of the updates.
+pub fn conservation(aggregate: i64, expected: i64) -> String {
+    format!(
+        "conservation: after all updates and a final flush, memcg->vmstats.state = {aggregate}, \
+         but the updates sum to {expected}"
+    )
+}
+
+/// `monotonic_reads`: a reader's read went down.
+pub fn monotonic_reads(who: &str, previous: i64, now: i64) -> String {
+    format!("monotonic_reads: {who} read memcg->vmstats.state = {previous}, then {now}")
+}
+
+/// `flush_exclusion`: two flushers inside flush sections at once.
+pub fn flush_exclusion(inside: usize) -> String {
+    format!("flush_exclusion: {inside} flushers inside the flush section at once")
+}
+
+/// `documented_error_bound` (claim C1): a reader skipped the flush with
+/// more pages missing than `MEMCG_CHARGE_BATCH * nr_cpus`.
+///
+/// mm/memcontrol.c (since 11192d9c124d): stats "will be out of sync by
+/// atmost (MEMCG_CHARGE_BATCH * nr_cpus) but only for 2 seconds".
+pub fn documented_error_bound(stale: i64, split: Split, documented: i64) -> String {
+    format!(
+        "documented_error_bound: a reader skipped the flush with {stale} pages missing from \
+         memcg->vmstats.state (residue {}, counted {}, skipped {}, lost {}) > \
+         MEMCG_CHARGE_BATCH * nr_cpus = {documented}",
+        split[0], split[1], split[2], split[3]
+    )
+}
+
+/// `no_worse_than_baseline`: skipping made the error worse than v5.19 can
+/// leave on this configuration (its derived worst case).
+pub fn no_worse_than_baseline(split: Split, baseline: i64) -> String {
+    let gated = split[0] + split[1] + split[2];
+    format!(
+        "no_worse_than_baseline: a reader skipped the flush with {gated} pages behind the \
+         threshold gate (residue {}, counted {}, skipped {}), more than the {baseline} \
+         v5.19 can leave on this configuration",
+        split[0], split[1], split[2]
+    )
+}
+
+/// `flush_time_bound` (claims C2, C16): a read missed an update older than
+/// `FLUSH_TIME`.
+pub fn flush_time_bound(age: i64, flush_time: i64) -> String {
+    format!(
+        "flush_time_bound: a read of memcg->vmstats.state misses an update written {age} ticks \
+         earlier, more than FLUSH_TIME = {flush_time}"
+    )
+}
+
+/// The property a panic message reports, if any. A data race loom reports
+/// on a flusher's lock-protected field counts as `flush_exclusion`: the
+/// lock failed to order two flush sections.
+pub fn attribute(message: &str) -> Option<Property> {
+    let line = first_line(message);
+    if let Some(p) = Property::ALL
+        .into_iter()
+        .find(|p| line.starts_with(&format!("{}:", p.name())))
+    {
+        return Some(p);
+    }
+    if line.starts_with("data race on ") {
+        let flusher_field = ["P[", "pend", "agg", "flush_time"]
+            .iter()
+            .any(|f| line["data race on ".len()..].starts_with(f));
+        if flusher_field {
+            return Some(Property::FlushExclusion);
+        }
+    }
+    None
+}
+
+/// A one-line violation message that starts with the property's name.
+pub fn explain(p: Property, message: &str) -> String {
+    let line = first_line(message);
+    if line.starts_with(&format!("{}:", p.name())) {
+        line
+    } else if line.starts_with("data race") {
+        format!(
+            "{}: two flush sections not ordered by happens-before ({line})",
+            p.name()
+        )
+    } else {
+        format!("{}: {line}", p.name())
+    }
+}
+
+fn first_line(message: &str) -> String {
+    // loom starts some messages with a newline (LOOM_LOCATION).
+    message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
+}

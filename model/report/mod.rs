@@ -1,0 +1,2 @@
+//! Reporting counterexamples: finding the shortest one, replay tokens, and
+//! LKMM litmus export.
