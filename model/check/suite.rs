@@ -40,8 +40,8 @@ pub struct Sizes {
     pub shuttle: usize,
     /// Runs per std search.
     pub std: usize,
-    /// loom's preemption bound (`None`: unbounded).
-    pub loom_bound: Option<usize>,
+    /// loom's preemption bound for every entry (`None`: each entry's own).
+    pub loom_bound: Option<Option<usize>>,
     /// Cap on the schedules of one DFS.
     pub dfs_cap: usize,
     /// Seed of the shuttle schedulers.
@@ -52,8 +52,8 @@ impl Default for Sizes {
     fn default() -> Self {
         Sizes {
             shuttle: 4_000,
-            std: 300,
-            loom_bound: Some(2),
+            std: 200,
+            loom_bound: None,
             dfs_cap: 200_000,
             seed: 1,
         }
@@ -61,11 +61,20 @@ impl Default for Sizes {
 }
 
 impl Sizes {
-    fn loom(&self) -> Backend {
-        Backend::Loom {
-            preemption_bound: self.loom_bound,
-        }
+    /// Every backend at these sizes; loom at `s.loom_bound` if given, else
+    /// at `loom_bound`.
+    pub fn all_backends(&self, loom_bound: Option<usize>) -> Vec<Backend> {
+        vec![
+            Backend::Loom {
+                preemption_bound: self.loom_bound.unwrap_or(loom_bound),
+            },
+            self.random(),
+            self.pct(),
+            self.dfs(),
+            self.std(),
+        ]
     }
+
     fn random(&self) -> Backend {
         Backend::ShuttleRandom {
             iterations: self.shuttle,
@@ -93,7 +102,8 @@ impl Sizes {
 }
 
 impl Suite {
-    /// The default suite with the given search sizes.
+    /// The default suite with the given search sizes. `s.loom_bound`, if
+    /// given, replaces each entry's own loom bound.
     pub fn standard(s: &Sizes) -> Suite {
         let entry = |name: &str, why: &str, cfg: Config, backends: Vec<Backend>| Entry {
             name: name.into(),
@@ -101,26 +111,50 @@ impl Suite {
             cfg,
             backends,
         };
+        let loom = |bound: Option<usize>| Backend::Loom {
+            preemption_bound: s.loom_bound.unwrap_or(bound),
+        };
         let base = Config::default();
+        let one_cpu = Config {
+            cpus: 1,
+            updates: 3,
+            vals: vec![2],
+            reads: 2,
+            ..base.clone()
+        };
         Suite {
             entries: vec![
                 entry(
                     "pair",
                     "two CPUs, one update each, a reader and the periodic work: a skip racing a reset",
                     base.clone(),
-                    vec![s.loom(), s.random(), s.pct(), s.dfs(), s.std()],
+                    vec![loom(Some(1)), s.random(), s.pct(), s.std()],
                 ),
                 entry(
                     "epochs",
                     "one CPU crossing the batch three times, two reads, the periodic work: skip, reset, cross again",
+                    one_cpu.clone(),
+                    vec![loom(Some(1)), s.random(), s.pct(), s.std()],
+                ),
+                entry(
+                    "epochs-reader",
+                    "as epochs with the reader's flushes only: small enough for every interleaving",
+                    Config {
+                        periodic: false,
+                        ..one_cpu
+                    },
+                    vec![loom(None), s.random(), s.pct(), s.dfs()],
+                ),
+                entry(
+                    "two-flushers",
+                    "one CPU crossing twice, a reader and the periodic work: every interleaving of two flushers",
                     Config {
                         cpus: 1,
-                        updates: 3,
+                        updates: 2,
                         vals: vec![2],
-                        reads: 2,
                         ..base.clone()
                     },
-                    vec![s.loom(), s.random(), s.pct(), s.dfs(), s.std()],
+                    vec![s.dfs()],
                 ),
                 entry(
                     "no-periodic",
@@ -131,7 +165,7 @@ impl Suite {
                         periodic: false,
                         ..base.clone()
                     },
-                    vec![s.loom(), s.random(), s.pct(), s.dfs(), s.std()],
+                    vec![loom(Some(2)), s.random(), s.pct(), s.dfs()],
                 ),
                 entry(
                     "batch2",
@@ -146,6 +180,18 @@ impl Suite {
                     vec![s.random(), s.pct(), s.std()],
                 ),
                 entry(
+                    "batch2-dfs",
+                    "batch 2, three 1-page updates per CPU, no periodic work: exhaustive",
+                    Config {
+                        batch: 2,
+                        updates: 3,
+                        vals: vec![1],
+                        periodic: false,
+                        ..base.clone()
+                    },
+                    vec![s.dfs()],
+                ),
+                entry(
                     "huge",
                     "batch 2, 1-page and 5-page (huge) updates, two readers",
                     Config {
@@ -155,7 +201,7 @@ impl Suite {
                         readers: 2,
                         ..base.clone()
                     },
-                    vec![s.random(), s.pct(), s.std()],
+                    vec![s.random(), s.pct()],
                 ),
                 entry(
                     "three-cpus",
@@ -168,13 +214,13 @@ impl Suite {
                         periodic: false,
                         ..base.clone()
                     },
-                    vec![s.random(), s.pct(), s.std()],
+                    vec![s.random(), s.pct()],
                 ),
                 entry(
                     "bounds",
                     "batch 1, four 1-page updates per CPU, no periodic work: the staleness claims",
                     Config::bounds(),
-                    vec![s.random(), s.pct(), s.dfs(), s.std()],
+                    vec![s.random(), s.pct()],
                 ),
                 entry(
                     "timed",

@@ -32,10 +32,10 @@ pub struct MatrixArgs {
     /// Only these entries of the suite (comma-separated; default all).
     #[arg(long, value_delimiter = ',')]
     pub entry: Vec<String>,
-    /// loom preemption bound: a number, or "unbounded" for an exhaustive
-    /// search.
-    #[arg(long, default_value = "2", value_parser = parse_bound)]
-    pub loom_preemptions: Bound,
+    /// loom preemption bound for every entry: a number, or "unbounded"
+    /// [default: each entry's own, 1 or 2 or unbounded].
+    #[arg(long, value_parser = parse_bound)]
+    pub loom_preemptions: Option<Bound>,
     /// Schedules per shuttle random or PCT search.
     #[arg(long, default_value_t = Sizes::default().shuttle)]
     pub shuttle_iterations: usize,
@@ -80,7 +80,7 @@ pub fn sizes(args: &MatrixArgs) -> Sizes {
     Sizes {
         shuttle: args.shuttle_iterations,
         std: args.std_iterations,
-        loom_bound: args.loom_preemptions.0,
+        loom_bound: args.loom_preemptions.map(|b| b.0),
         dfs_cap: args.dfs_cap,
         seed: args.seed,
     }
@@ -111,9 +111,7 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
     }
     let s = sizes(args);
     let mut suite = if args.cfg.given() {
-        let standard = Suite::standard(&s);
-        let backends = standard.entries[0].backends.clone();
-        Suite::single("custom", args.cfg.config(), backends)
+        Suite::single("custom", args.cfg.config(), s.all_backends(Some(2)))
     } else {
         Suite::standard(&s)
     };

@@ -5,8 +5,11 @@
 //! the whole tool (matrix, explain, replay, bounds, fuzz) for them.
 
 pub mod args;
+pub mod bench;
+pub mod bounds;
 pub mod matrix;
 pub mod merge;
+pub mod perf;
 pub mod run;
 
 use std::process::ExitCode;
@@ -28,6 +31,15 @@ struct Cli {
 
 #[derive(clap::Subcommand, Debug)]
 enum Command {
+    /// Staleness and threshold maxima per variant beside the documented
+    /// bound MEMCG_CHARGE_BATCH * nr_cpus, with witness traces.
+    Bounds(bounds::BoundsArgs),
+    /// Benchmark the hot path on real threads: v5.19, v6.0 and a
+    /// no-global-accounting ceiling, side by side.
+    Bench(bench::BenchArgs),
+    /// Measure the checkers: executions per second per backend, time to
+    /// the first counterexample per mutant over seeds, and search growth.
+    Perf(perf::PerfArgs),
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge(merge::MergeArgs),
@@ -101,6 +113,9 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         None => matrix::matrix(&cli.matrix, &registry),
         Some(Command::Run { spec }) => return run::run_spec(spec, &registry),
         Some(Command::Merge(a)) => merge::merge(a, &registry),
+        Some(Command::Bounds(a)) => bounds::bounds(a, &registry),
+        Some(Command::Bench(a)) => bench::bench(a, &registry),
+        Some(Command::Perf(a)) => perf::perf(a, &registry),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

@@ -68,12 +68,10 @@ impl Footprint {
         mem || self.ghost.iter().any(|(a, k)| {
             other.ghost.iter().any(|(b, l)| {
                 a == b
-                    && match (k, l) {
-                        (GhostKind::Read, GhostKind::Read) | (GhostKind::Add, GhostKind::Add) => {
-                            false
-                        }
-                        _ => true,
-                    }
+                    && !matches!(
+                        (k, l),
+                        (GhostKind::Read, GhostKind::Read) | (GhostKind::Add, GhostKind::Add)
+                    )
             })
         })
     }

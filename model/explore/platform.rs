@@ -562,6 +562,25 @@ mod step {
 
     thread_local! {
         static HELD: Cell<bool> = const { Cell::new(false) };
+        static RNG: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Whether to let other threads go first at this step: real threads
+    /// on two cores otherwise mostly run one after another, and the races
+    /// the properties are about never happen.
+    fn dither() -> bool {
+        RNG.with(|r| {
+            let mut x = r.get();
+            if x == 0 {
+                let here = &x as *const u64 as u64;
+                x = here ^ 0x9E37_79B9_7F4A_7C15;
+            }
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            r.set(x);
+            x % 3 == 0
+        })
     }
 
     fn lock_of_thread() -> Option<Arc<StepLock>> {
@@ -573,6 +592,9 @@ mod step {
         let Some(lock) = lock_of_thread() else { return };
         if HELD.with(|h| h.replace(false)) {
             lock.unlock();
+            if dither() {
+                std::thread::yield_now();
+            }
         }
         lock.lock();
         HELD.with(|h| h.set(true));

@@ -70,8 +70,9 @@ pub fn atomic_add<P: Platform>(i: i64, v: &Atomic<P>) {
 pub fn atomic_xchg<P: Platform>(v: &Atomic<P>, new: i64) -> i64 {
     P::fence(Ordering::SeqCst);
     let old = v.a.swap(new, Ordering::AcqRel);
-    P::fence(Ordering::SeqCst);
+    // Reported in the step of the swap: the fence is a step of its own.
     observe::<P>(v.var, Op::Xchg { old, new }, Idiom::AtomicXchg);
+    P::fence(Ordering::SeqCst);
     old
 }
 
@@ -85,10 +86,8 @@ pub fn atomic_cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
     let r = v
         .a
         .compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed);
-    if r.is_ok() {
-        P::fence(Ordering::SeqCst);
-    }
     let found = r.unwrap_or_else(|x| x);
+    // Reported in the step of the exchange: the fence is a step of its own.
     observe::<P>(
         v.var,
         Op::CmpXchg {
@@ -98,6 +97,9 @@ pub fn atomic_cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
         },
         Idiom::AtomicCmpxchg,
     );
+    if r.is_ok() {
+        P::fence(Ordering::SeqCst);
+    }
     found
 }
 

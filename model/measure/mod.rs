@@ -2,5 +2,7 @@
 //! ([`derived`]), staleness maxima over searches ([`bounds`]), the hot path
 //! on real threads ([`bench`]) and the checkers' own speed ([`perf`]).
 
-pub mod derived;
+pub mod bench;
 pub mod bounds;
+pub mod derived;
+pub mod perf;

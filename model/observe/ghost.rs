@@ -272,14 +272,14 @@ impl Ghost {
         h
     }
 
-    /// An update of CPU `c` returned: a read of the threshold without a
-    /// write was a skip of `residue[c]` before it was zeroed... which the
-    /// zeroing already recorded; here only the per-update record ends.
+    /// An update of CPU `c` returned. A read of the threshold without a
+    /// write is a skip; one that zeroed the counter was recorded then, one
+    /// that did not (a variant's choice) is recorded here, its pages still
+    /// counted as residue.
     fn end_update(&mut self, c: usize, h: &mut Happened) {
         let u = std::mem::take(&mut self.in_update[c]);
         if u.read.is_some() && !u.wrote && !u.accounted {
-            // A skip that did not zero the residue (a variant's choice).
-            self.skip(c, self.residue[c], u.read, h);
+            self.skip(c, 0, u.read, h);
         }
     }
 
@@ -361,10 +361,14 @@ impl Ghost {
                 }
                 if let Some(new) = op.written() {
                     dfs::ghost(G_THR, GhostKind::Add);
+                    dfs::ghost(G_RESIDUE + c as u32, GhostKind::Write);
                     self.threshold = new;
                     self.threshold_rmws += 1;
                     if !self.in_update[c].wrote {
+                        // The batch moves from the residue to the threshold
+                        // here, whenever the CPU zeroes its counter.
                         self.counted += self.residue[c];
+                        self.residue[c] = 0;
                     }
                     self.in_update[c].wrote = true;
                     if !self.open.is_empty() {

@@ -83,7 +83,7 @@ impl fmt::Debug for Variant {
     }
 }
 
-const SAMPLED: &[&str] = &["shuttle-random", "shuttle-pct", "shuttle-dfs"];
+const SAMPLED: &[&str] = &["shuttle-random", "shuttle-pct"];
 const SC: &[&str] = &["shuttle-random", "shuttle-pct", "shuttle-dfs"];
 const LOOM: &[&str] = &["loom"];
 const ALL_CHECKERS: &[&str] = &["loom", "shuttle-random", "shuttle-pct", "shuttle-dfs"];
@@ -209,7 +209,7 @@ impl Variant {
                 "reader: the gate compares batches with MEMCG_CHARGE_BATCH * n pages",
                 v5_19::model(mutants::ReaderGateInPages),
             )
-            .killed_by(NoLostFlush, SC),
+            .killed_by(NoLostFlush, SAMPLED),
             mutant(
                 "mutant-no-trylock",
                 "flusher: no stats_flush_lock (cgroup_rstat_lock still serialises the walk)",

@@ -158,14 +158,19 @@ pub struct NoTrylock;
 impl Memcontrol for NoTrylock {
     v6_0_updater!();
     fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
-        // MUTANT: no spin_trylock(&stats_flush_lock).
-        trace_flush_begin(mm.root_mem_cgroup());
-        mm.flush_next_time.set(mm.env.jiffies_64() + 2 * FLUSH_TIME);
-        self.cgroup_rstat_flush_irqsafe(mm, ROOT_MEM_CGROUP);
-        atomic_set(&mm.stats_flush_threshold, 0);
-        trace_flush_end(mm.root_mem_cgroup());
-        true
+        flush_without_trylock(self, mm)
     }
+}
+
+/// `__mem_cgroup_flush_stats()` without `stats_flush_lock`.
+fn flush_without_trylock<P: Platform, M: Memcontrol>(code: &M, mm: &State<P>) -> bool {
+    // MUTANT: no spin_trylock(&stats_flush_lock).
+    trace_flush_begin(mm.root_mem_cgroup());
+    mm.flush_next_time.set(mm.env.jiffies_64() + 2 * FLUSH_TIME);
+    code.cgroup_rstat_flush_irqsafe(mm, ROOT_MEM_CGROUP);
+    atomic_set(&mm.stats_flush_threshold, 0);
+    trace_flush_end(mm.root_mem_cgroup());
+    true
 }
 
 /// Flusher: neither `stats_flush_lock` nor `cgroup_rstat_lock`, so two
@@ -176,7 +181,7 @@ pub struct NoLocks;
 impl Memcontrol for NoLocks {
     v6_0_updater!();
     fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
-        NoTrylock.__mem_cgroup_flush_stats(mm)
+        flush_without_trylock(self, mm)
     }
     fn cgroup_rstat_flush_irqsafe<P: Platform>(&self, mm: &State<P>, root: u8) {
         // MUTANT: no spin_lock(&cgroup_rstat_lock).
