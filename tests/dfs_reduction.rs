@@ -24,13 +24,24 @@ struct Search {
 
 fn search(cfg: &Config, variant: &str, sleep_sets: bool) -> Search {
     let reg = registry(Vec::new()).expect("catalogue");
-    let v = reg.iter().find(|v| v.name == variant).expect("known").clone();
+    let v = reg
+        .iter()
+        .find(|v| v.name == variant)
+        .expect("known")
+        .clone();
     let b = Backend::ShuttleDfs {
         max_schedules: 200_000,
         sleep_sets,
     };
     let plan = monitor_plan(&v, &reg, cfg, &b).expect("plan");
-    let (e, shared) = explore_variant(&v, plan, &b, Shard::default(), Duration::from_secs(120), None);
+    let (e, shared) = explore_variant(
+        &v,
+        plan,
+        &b,
+        Shard::default(),
+        Duration::from_secs(120),
+        None,
+    );
     assert!(
         e.outcome == Outcome::Finished,
         "{variant} on {cfg}, sleep sets {sleep_sets}: {:?}",

@@ -159,7 +159,12 @@ impl Plan {
     pub fn validate(&self) -> Result<(), String> {
         for e in &self.suite.entries {
             for b in e.backends.iter().filter(|b| self.runs_backend(b)) {
-                if e.cfg.ticks > 0 && !matches!(b, Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }) {
+                if e.cfg.ticks > 0
+                    && !matches!(
+                        b,
+                        Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }
+                    )
+                {
                     return Err(format!(
                         "--ticks {}: abstract time runs under shuttle-random and shuttle-pct only; add --backend shuttle-random,shuttle-pct",
                         e.cfg.ticks
@@ -373,12 +378,11 @@ fn dominated(o: &ReaderOutcome, t: &ReaderOutcome) -> bool {
 }
 
 /// The first outcome in `mine` that no outcome in `twin` dominates.
-fn undominated<'a>(
+pub fn undominated<'a>(
     mine: &'a [ReaderOutcome],
     twin: &BTreeSet<ReaderOutcome>,
 ) -> Option<&'a ReaderOutcome> {
-    mine.iter()
-        .find(|o| !twin.iter().any(|t| dominated(o, t)))
+    mine.iter().find(|o| !twin.iter().any(|t| dominated(o, t)))
 }
 
 /// The loom form of `no_lost_flush`: every reader outcome of the variant
@@ -434,7 +438,8 @@ fn differential(plan: &Plan, results: &mut [(usize, RunResult, bool)]) {
             ));
             continue;
         }
-        let Some((finished, base)) = twin_outcomes.get(&(twin.clone(), r.spec.entry.clone())) else {
+        let Some((finished, base)) = twin_outcomes.get(&(twin.clone(), r.spec.entry.clone()))
+        else {
             slot.verdict = Verdict::Inconclusive;
             slot.note = Some(format!("no loom search of the twin {twin} on this entry"));
             continue;
@@ -501,7 +506,9 @@ fn exhaustive_outcomes(
     let (e, shared) = explore_variant(&t, mp, &backend, Shard::default(), budget, None);
     match e.outcome {
         Outcome::Finished => Ok(shared.outcomes()),
-        Outcome::CutShort(why) => Err(format!("the unbounded search of {twin} was cut short: {why}")),
+        Outcome::CutShort(why) => Err(format!(
+            "the unbounded search of {twin} was cut short: {why}"
+        )),
         Outcome::Failed(msg) => Err(format!(
             "the unbounded search of {twin} failed: {}",
             msg.lines().next().unwrap_or("")
@@ -568,7 +575,11 @@ fn cell(v: &Variant, p: Property, backend: &str, runs: &[&RunResult]) -> Cell {
         ),
         (None, Some(c)) => (
             Verdict::Inconclusive,
-            Some(format!("{}: {}", c.entry, c.note.clone().unwrap_or_default())),
+            Some(format!(
+                "{}: {}",
+                c.entry,
+                c.note.clone().unwrap_or_default()
+            )),
         ),
         (None, None) => (Verdict::Holds, None),
     };
@@ -578,7 +589,9 @@ fn cell(v: &Variant, p: Property, backend: &str, runs: &[&RunResult]) -> Cell {
     if verdict == Verdict::Holds {
         let race_possible = !(matches!(
             p,
-            Property::NoLostFlush | Property::NoWorseThanBaseline | Property::NoLostFlushSameSchedule
+            Property::NoLostFlush
+                | Property::NoWorseThanBaseline
+                | Property::NoLostFlushSameSchedule
         ) && skips == 0);
         if coverage == 0 && race_possible {
             note = Some(format!(

@@ -8,7 +8,9 @@ pub mod run;
 pub mod scenario;
 pub mod suite;
 
-pub use matrix::{matrix_ok, merge_shards, run_matrix, Cell, ConfigVerdict, Executor, Expect, Matrix, Plan};
+pub use matrix::{
+    matrix_ok, merge_shards, run_matrix, Cell, ConfigVerdict, Executor, Expect, Matrix, Plan,
+};
 pub use run::{judged, monitor_plan, on_fresh_thread, RunResult, RunSpec, Verdict};
 pub use scenario::FlushScenario;
 pub use suite::{Entry, Sizes, Suite};

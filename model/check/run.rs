@@ -6,9 +6,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::measure::derived;
 use crate::explore::ghost::Arc;
 use crate::explore::{explore_shard, Backend, Exploration, Outcome, Progress, Shard};
+use crate::measure::derived;
 use crate::observe::coverage::Event;
 use crate::observe::monitor::{MonitorPlan, ReaderOutcome, Shared};
 use crate::observe::property::{self, Property};

@@ -6,7 +6,9 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::check::{matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan, RunResult, Sizes, Suite, Verdict};
+use crate::check::{
+    matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan, RunResult, Sizes, Suite, Verdict,
+};
 use crate::explore::{quiet_panics, Backend, Shard};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
@@ -99,9 +101,7 @@ fn pct_depth(suite: &mut Suite, depth: usize) {
 /// The plan the flags describe, against the variants of `registry`.
 pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, String> {
     if args.shuttle_iterations == 0 || args.std_iterations == 0 || args.dfs_cap == 0 {
-        return Err(
-            "--shuttle-iterations/--std-iterations/--dfs-cap 0: need at least 1".into(),
-        );
+        return Err("--shuttle-iterations/--std-iterations/--dfs-cap 0: need at least 1".into());
     }
     if args.pct_depth == 0 {
         return Err("--pct-depth 0: PCT needs a depth of at least 1".into());
@@ -254,7 +254,12 @@ pub fn suite_text(plan: &Plan) -> String {
 
 /// The matrix as a table; `notes` adds the note column (text output).
 pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
-    let vw = cells.iter().map(|c| c.variant.len()).max().unwrap_or(7).max(7);
+    let vw = cells
+        .iter()
+        .map(|c| c.variant.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
     let pw = cells
         .iter()
         .map(|c| c.property.name().len())
@@ -287,11 +292,7 @@ pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
             c.verdict.name(),
             if c.exhaustive { "*" } else { "" }
         );
-        let held = c
-            .configs
-            .iter()
-            .filter(|x| x.verdict == c.verdict)
-            .count();
+        let held = c.configs.iter().filter(|x| x.verdict == c.verdict).count();
         let mut row = format!(
             "{:<vw$} {:<pw$} {:<14} {:<13} {:>7} {:>10} {:>7.2} {:>8} {:>6}",
             c.variant,

@@ -34,8 +34,14 @@ pub fn merge(a: &MergeArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     if a.json {
         print_json(&merged)?;
     } else {
-        let mut plan = Plan::new(Suite { entries: Vec::new() }, registry.to_vec());
-        plan.variants.retain(|v| merged.iter().any(|c| c.variant == v.name));
+        let mut plan = Plan::new(
+            Suite {
+                entries: Vec::new(),
+            },
+            registry.to_vec(),
+        );
+        plan.variants
+            .retain(|v| merged.iter().any(|c| c.variant == v.name));
         print!("{}", table(&plan, &merged, true));
         print!("{}", summary(&plan, &merged, Duration::ZERO));
     }

@@ -7,9 +7,11 @@
 pub mod args;
 pub mod bench;
 pub mod bounds;
+pub mod explain;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
+pub mod report;
 pub mod run;
 
 use std::process::ExitCode;
@@ -31,6 +33,13 @@ struct Cli {
 
 #[derive(clap::Subcommand, Debug)]
 enum Command {
+    /// Find the shortest counterexample of one property for one variant and
+    /// print it as a CPU-column trace with its replay command.
+    Explain(Box<explain::ExplainArgs>),
+    /// Re-run the execution a replay token describes and print its trace.
+    Replay(explain::ReplayArgs),
+    /// Run the matrix, explain every violation, and write a markdown report.
+    Report(Box<report::ReportArgs>),
     /// Staleness and threshold maxima per variant beside the documented
     /// bound MEMCG_CHARGE_BATCH * nr_cpus, with witness traces.
     Bounds(bounds::BoundsArgs),
@@ -113,6 +122,9 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         None => matrix::matrix(&cli.matrix, &registry),
         Some(Command::Run { spec }) => return run::run_spec(spec, &registry),
         Some(Command::Merge(a)) => merge::merge(a, &registry),
+        Some(Command::Explain(a)) => explain::explain_cmd(a, &registry),
+        Some(Command::Replay(a)) => explain::replay_cmd(a, &registry),
+        Some(Command::Report(a)) => report::report(a, &registry),
         Some(Command::Bounds(a)) => bounds::bounds(a, &registry),
         Some(Command::Bench(a)) => bench::bench(a, &registry),
         Some(Command::Perf(a)) => perf::perf(a, &registry),

@@ -59,12 +59,10 @@ impl Footprint {
         if self.global || other.global {
             return true;
         }
-        let mem = self.mem.iter().any(|(a, w)| {
-            other
-                .mem
-                .iter()
-                .any(|(b, v)| a == b && (*w || *v))
-        });
+        let mem = self
+            .mem
+            .iter()
+            .any(|(a, w)| other.mem.iter().any(|(b, v)| a == b && (*w || *v)));
         mem || self.ghost.iter().any(|(a, k)| {
             other.ghost.iter().any(|(b, l)| {
                 a == b

@@ -112,10 +112,12 @@ impl Backend {
             Backend::ShuttleDfs {
                 max_schedules,
                 sleep_sets,
-            } => format!(
+            } => {
+                format!(
                 "shuttle DFS{}, every SC interleaving, cap {max_schedules} schedules (exhaustive)",
                 if *sleep_sets { " with sleep sets" } else { " without reduction" }
-            ),
+            )
+            }
             Backend::Std { iterations } => {
                 format!("std threads, {iterations} runs, one step at a time (sampled)")
             }
@@ -290,7 +292,8 @@ pub fn explore_shard<S: Scenario>(
     let depth = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let reporter = progress.map(|p| {
-        let (count, stop, pruned, depth) = (count.clone(), stop.clone(), pruned.clone(), depth.clone());
+        let (count, stop, pruned, depth) =
+            (count.clone(), stop.clone(), pruned.clone(), depth.clone());
         std::thread::spawn(move || report_progress(p, start, count, stop, pruned, depth))
     });
     platform::clear_last_cell();
@@ -313,7 +316,11 @@ pub fn explore_shard<S: Scenario>(
                 sleep_sets,
             } => {
                 let dfs = Dfs::new(max_schedules as u64, sleep_sets);
-                let (e, p, d) = (dfs.exhausted.clone(), dfs.pruned.clone(), dfs.max_depth.clone());
+                let (e, p, d) = (
+                    dfs.exhausted.clone(),
+                    dfs.pruned.clone(),
+                    dfs.max_depth.clone(),
+                );
                 let r = panic::catch_unwind(AssertUnwindSafe(|| {
                     shuttle_run(dfs, budget, counter, scenario)
                 }));
@@ -529,6 +536,35 @@ pub fn quiet_panics() {
     panic::set_hook(Box::new(|_| {}));
 }
 
+/// Run `f` with this process's standard error sent to /dev/null.
+///
+/// shuttle prints "test panicked in task ..." for every failing execution,
+/// unconditionally; the searches for counterexamples run many, and report
+/// them through [`Exploration`] instead. NOTE: affects every thread.
+fn silenced<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: plain POSIX calls on fd 2 and a fresh descriptor; the saved
+    // descriptor is restored and closed before returning, also on panic.
+    struct Restore(i32);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if self.0 >= 0 {
+                unsafe {
+                    libc::dup2(self.0, 2);
+                    libc::close(self.0);
+                }
+            }
+        }
+    }
+    let saved = unsafe { libc::dup(2) };
+    let null = std::fs::OpenOptions::new().write(true).open("/dev/null");
+    if let (true, Ok(null)) = (saved >= 0, &null) {
+        use std::os::fd::AsRawFd;
+        unsafe { libc::dup2(null.as_raw_fd(), 2) };
+    }
+    let _restore = Restore(saved);
+    f()
+}
+
 /// Explore under shuttle (`backend` must be a random or PCT backend) and,
 /// if an execution fails, also return its schedule.
 pub fn shuttle_find<S: Scenario>(
@@ -545,8 +581,10 @@ pub fn shuttle_find<S: Scenario>(
         inner,
         current: current.clone(),
     };
-    let exploration = run_catching(backend, budget, move |counter| {
-        shuttle_run(sched, budget, counter, scenario)
+    let exploration = silenced(|| {
+        run_catching(backend, budget, move |counter| {
+            shuttle_run(sched, budget, counter, scenario)
+        })
     });
     let schedule = matches!(exploration.outcome, Outcome::Failed(_))
         .then(|| current.lock().unwrap_or_else(|e| e.into_inner()).clone());
@@ -570,14 +608,16 @@ pub fn shuttle_replay<S: Scenario>(
         actual: actual.clone(),
     };
     let budget = Duration::from_secs(60);
-    let e = run_catching(
-        &Backend::ShuttleRandom {
-            iterations: 1,
-            seed: schedule.seed,
-        },
-        budget,
-        move |counter| shuttle_run(sched, budget, counter, scenario),
-    );
+    let e = silenced(|| {
+        run_catching(
+            &Backend::ShuttleRandom {
+                iterations: 1,
+                seed: schedule.seed,
+            },
+            budget,
+            move |counter| shuttle_run(sched, budget, counter, scenario),
+        )
+    });
     let followed = actual.lock().unwrap_or_else(|e| e.into_inner()).clone();
     (e, followed)
 }

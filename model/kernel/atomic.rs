@@ -59,7 +59,14 @@ pub fn atomic_set<P: Platform>(v: &Atomic<P>, i: i64) {
 /// `Relaxed` `fetch_add`.
 pub fn atomic_add<P: Platform>(i: i64, v: &Atomic<P>) {
     let old = v.a.fetch_add(i, Ordering::Relaxed);
-    observe::<P>(v.var, Op::Add { val: i, new: old + i }, Idiom::AtomicAdd);
+    observe::<P>(
+        v.var,
+        Op::Add {
+            val: i,
+            new: old + i,
+        },
+        Idiom::AtomicAdd,
+    );
 }
 
 /// `atomic_xchg(v, new)`: a fully ordered value-returning RMW in LKMM.
@@ -83,9 +90,8 @@ pub fn atomic_xchg<P: Platform>(v: &Atomic<P>, new: i64) -> i64 {
 /// fences, as [`atomic_xchg`].
 pub fn atomic_cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
     P::fence(Ordering::SeqCst);
-    let r = v
-        .a
-        .compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed);
+    let r =
+        v.a.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed);
     let found = r.unwrap_or_else(|x| x);
     // Reported in the step of the exchange: the fence is a step of its own.
     observe::<P>(
@@ -126,7 +132,14 @@ pub fn write_once<P: Platform>(x: &Atomic<P>, val: i64) {
 /// of two.
 pub fn this_cpu_add<P: Platform>(pcp: &Atomic<P>, val: i64) {
     let old = pcp.a.fetch_add(val, Ordering::Relaxed);
-    observe::<P>(pcp.var, Op::Add { val, new: old + val }, Idiom::ThisCpuAdd);
+    observe::<P>(
+        pcp.var,
+        Op::Add {
+            val,
+            new: old + val,
+        },
+        Idiom::ThisCpuAdd,
+    );
 }
 
 /// The same store as [`atomic_set`] for any location that also receives

@@ -40,9 +40,7 @@ pub fn spin_trylock<P: Platform>(lock: &SpinLock<P>) -> bool {
 /// [`spin_trylock`] with the success ordering `acquire`: for variants that
 /// change the lock's ordering (the kernel's is `Acquire`).
 pub fn spin_trylock_with<P: Platform>(lock: &SpinLock<P>, acquire: Ordering) -> bool {
-    let r = lock
-        .word
-        .compare_exchange(0, 1, acquire, Ordering::Relaxed);
+    let r = lock.word.compare_exchange(0, 1, acquire, Ordering::Relaxed);
     observe::<P>(
         lock.var(),
         Op::CmpXchg {

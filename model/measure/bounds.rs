@@ -250,7 +250,9 @@ pub fn measure_sampled(
 /// v6.0: a skip only when the threshold read is above `num_online_cpus()`).
 pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::measure::derived::Derived> {
     let covered = ["v5.19", "v6.0"].contains(&variant.name.as_str());
-    covered.then(|| crate::measure::derived::derive(cfg).ok()).flatten()
+    covered
+        .then(|| crate::measure::derived::derive(cfg).ok())
+        .flatten()
 }
 
 /// [`measure`] by an exhaustive sequentially consistent search (shuttle,

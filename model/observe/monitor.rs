@@ -246,7 +246,13 @@ impl Monitor {
     }
 
     /// Check and measure at a reader's flush decision.
-    fn decision(&self, s: &mut ExecState, actor: Actor, memcg: u8, needs_flush: bool) -> Vec<(Property, String)> {
+    fn decision(
+        &self,
+        s: &mut ExecState,
+        actor: Actor,
+        memcg: u8,
+        needs_flush: bool,
+    ) -> Vec<(Property, String)> {
         let plan = &self.shared.plan;
         let mut out = Vec::new();
         Ghost::read_all();
@@ -376,10 +382,9 @@ impl Sink for Monitor {
         self.cover(&h);
         self.record(s, actor, &obs, &h);
         let found = match obs {
-            Obs::Trace(Tp::FlushStats {
-                memcg,
-                needs_flush,
-            }) if actor.is_reader() => self.decision(s, actor, memcg, needs_flush),
+            Obs::Trace(Tp::FlushStats { memcg, needs_flush }) if actor.is_reader() => {
+                self.decision(s, actor, memcg, needs_flush)
+            }
             Obs::Read { value, .. } if actor.is_reader() => self.read(s, actor, value),
             Obs::Trace(Tp::FlushBegin { .. }) if s.ghost.open.len() > 1 => vec![(
                 Property::FlushExclusion,
@@ -388,7 +393,10 @@ impl Sink for Monitor {
             Obs::Final { value, .. } => {
                 let expected: i64 = s.ghost.written.iter().sum();
                 if value != expected {
-                    vec![(Property::Conservation, property::conservation(value, expected))]
+                    vec![(
+                        Property::Conservation,
+                        property::conservation(value, expected),
+                    )]
                 } else {
                     Vec::new()
                 }

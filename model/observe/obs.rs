@@ -194,10 +194,7 @@ impl Var {
             Var::Dwork => "dwork".into(),
             Var::Flushing => "flushing".into(),
             Var::Other { name, cpu: None } => name.to_string(),
-            Var::Other {
-                name,
-                cpu: Some(c),
-            } => format!("{name}[{c}]"),
+            Var::Other { name, cpu: Some(c) } => format!("{name}[{c}]"),
         }
     }
 }

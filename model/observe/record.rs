@@ -31,10 +31,12 @@ pub struct Step {
 /// variables: four columns of this width fit 80 characters.
 pub const MAX_STEP: usize = 18;
 
-/// What the short names in traces stand for.
-pub const LEGEND: &str = "S[c] = memcg->vmstats_percpu->state[0] on CPU c; U[c] = stats_updates on CPU c; \
-thr = stats_flush_threshold; agg = memcg->vmstats.state[0]; flush = stats_flush_lock; \
-rstat = cgroup_rstat_lock; n = num_online_cpus()";
+/// What the short names in traces stand for, one per line.
+pub const LEGEND: &str = "S[c]  memcg->vmstats_percpu->state[0] on CPU c
+U[c]  stats_updates on CPU c
+thr   stats_flush_threshold
+agg   memcg->vmstats.state[0]
+flush stats_flush_lock; rstat = cgroup_rstat_lock";
 
 /// The text of an observation's step, or `None` for observations traces
 /// leave out (a flusher's plain bookkeeping, tracepoints that only mark
@@ -115,7 +117,7 @@ pub fn render_columns(initial: &str, steps: &[Step], predicate: &str, width: usi
     // Never cut a step; use the room there is when steps are short.
     let col = natural.max(MIN_COLUMN).min(avail.max(natural));
     let mut out = String::new();
-    for line in wrap(initial, width) {
+    for line in initial.lines().flat_map(|l| wrap(l, width)) {
         out.push_str(&line);
         out.push('\n');
     }

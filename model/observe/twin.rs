@@ -136,9 +136,7 @@ impl TwinGate for GlobalGate {
                 }
                 Obs::UpdateDone { .. } => {
                     let skipped = !std::mem::take(&mut self.wrote[c]);
-                    if skipped
-                        && self.pending[c] != 0
-                        && self.placement == Placement::SameSchedule
+                    if skipped && self.pending[c] != 0 && self.placement == Placement::SameSchedule
                     {
                         self.deferred[c] = true;
                     } else {

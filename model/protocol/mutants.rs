@@ -140,8 +140,8 @@ impl Memcontrol for ReaderGateInPages {
     v6_0_updater!();
     fn mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>, _memcg: u8) -> bool {
         // MUTANT: pages for batches.
-        let needs_flush = atomic_read(&mm.stats_flush_threshold)
-            > mm.MEMCG_CHARGE_BATCH() * mm.num_online_cpus();
+        let needs_flush =
+            atomic_read(&mm.stats_flush_threshold) > mm.MEMCG_CHARGE_BATCH() * mm.num_online_cpus();
         trace_memcg_flush_stats(mm.root_mem_cgroup(), needs_flush);
         if needs_flush {
             self.__mem_cgroup_flush_stats(mm);

@@ -99,10 +99,7 @@ impl<P: Platform> State<P> {
                     0,
                 )
             }),
-            stats_flush_threshold: CachePadded::new(Atomic::new(
-                Var::Threshold { memcg: None },
-                0,
-            )),
+            stats_flush_threshold: CachePadded::new(Atomic::new(Var::Threshold { memcg: None }, 0)),
             stats_flush_lock: SpinLock::new(LockName::StatsFlushLock),
             flush_next_time: Locked::new(Var::FlushTime, 0),
             cgroup_rstat_lock: SpinLock::new(LockName::CgroupRstatLock),

@@ -1,28 +1,31 @@
 //! Finding, printing and replaying counterexamples.
 //!
-//! `flushcheck explain` looks for the shortest counterexample it can:
-//! under loom it searches with increasing preemption bounds and reports the
-//! first failing execution at the smallest bound that fails; under shuttle it
-//! runs several seeded searches and keeps the failing schedule with the
-//! fewest kernel steps. Each counterexample carries a replay token that
-//! `flushcheck replay` turns back into the same execution.
+//! `flushcheck explain` looks for the shortest counterexample it can: under
+//! loom it searches with increasing preemption bounds and reports the first
+//! failing execution at the smallest bound that fails; under shuttle it runs
+//! several seeded searches and keeps the failing schedule with the fewest
+//! kernel steps, then shrinks it by guided replay. Each counterexample
+//! carries a replay token that `flushcheck replay` turns back into the same
+//! execution.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
-use crate::check::{fmt_observation, loom_baseline};
+use crate::check::run::{monitor_plan, on_fresh_thread};
+use crate::check::FlushScenario;
 use crate::config::Config;
-use crate::platform::ghost::Arc;
-use crate::platform::{
+use crate::explore::ghost::Arc;
+use crate::explore::{
     explore, loom_find, loom_replay, shuttle_find, shuttle_replay, Backend, Outcome,
     ShuttleSchedule,
 };
-use crate::property::{self, Property};
-use crate::scenario::{FlushScenario, Observation};
-use crate::trace::{render_columns, Step};
-use crate::variant::Variant;
+use crate::observe::monitor::{fmt_outcome, ReaderOutcome, Shared};
+use crate::observe::property::{self, Property};
+use crate::observe::record::{render_columns, Step, LEGEND};
+use crate::protocol::Variant;
 
 /// Everything needed to re-run one failing execution.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,8 +38,8 @@ pub struct Replay {
     pub property: Property,
     /// Configuration.
     pub cfg: Config,
-    /// The observation a differential violation is about, if any.
-    pub target: Option<Observation>,
+    /// The reader outcome a loom `no_lost_flush` violation is about, if any.
+    pub target: Option<ReaderOutcome>,
     /// How to steer the backend.
     pub how: ReplayHow,
 }
@@ -49,7 +52,7 @@ pub enum ReplayHow {
     Loom {
         /// Preemption bound of the search that found it.
         bound: Option<usize>,
-        /// loom's checkpoint (its serialized branch path).
+        /// loom's checkpoint.
         checkpoint: serde_json::Value,
     },
     /// A shuttle schedule.
@@ -59,10 +62,10 @@ pub enum ReplayHow {
     },
 }
 
-const TOKEN_PREFIX: &str = "fc1.";
+const TOKEN_PREFIX: &str = "fc2.";
 
 impl Replay {
-    /// The token printed after a trace: `fc1.` and base64url(JSON).
+    /// The token printed after a trace: `fc2.` and base64url(JSON).
     pub fn token(&self) -> String {
         let json = serde_json::to_vec(self).expect("replay data serialises");
         format!(
@@ -130,10 +133,10 @@ impl Counterexample {
     }
 
     /// The core of the trace as an LKMM litmus test, or why it is not
-    /// exported (see [`crate::litmus`]).
+    /// exported (see [`crate::report::litmus`]).
     pub fn litmus(&self) -> Result<String, String> {
         let name = format!("flushcheck-{}-{}", self.variant, self.property).replace('.', "_");
-        crate::litmus::export(&name, &self.steps)
+        crate::report::litmus::export(&name, &self.steps)
     }
 
     /// The command that reproduces this counterexample.
@@ -142,17 +145,23 @@ impl Counterexample {
     }
 }
 
-/// The `{ ... }` line of a trace: the state every execution starts from.
+/// The `{ ... }` line of a trace (the state every execution starts from)
+/// and the legend of the short names.
 pub fn initial_state(cfg: &Config, variant: &str) -> String {
     let vals: Vec<String> = cfg.vals.iter().map(|v| v.to_string()).collect();
+    let legend: Vec<String> = LEGEND.lines().map(|l| format!("  {l}")).collect();
     format!(
-        "{{ {variant}: num_online_cpus() = {}; MEMCG_CHARGE_BATCH = {}; stats_flush_threshold = 0; \
-         stats_updates = 0, state[0] = 0 on every CPU; vmstats.state[0] = 0; \
-         each CPU runs {} __mod_memcg_state() with val = {} }}",
+        "{{ {variant}: n = num_online_cpus() = {}; MEMCG_CHARGE_BATCH = {}; thr = agg = 0; \
+         S[c] = U[c] = 0; each CPU runs {} __mod_memcg_state() with val = {}; {} reader(s) x {} \
+         read(s); periodic work {} }}\nwhere\n{}",
         cfg.cpus,
         cfg.batch,
         cfg.updates,
-        vals.join(",")
+        vals.join(","),
+        cfg.readers,
+        cfg.reads,
+        if cfg.periodic { "on" } else { "off" },
+        legend.join("\n")
     )
 }
 
@@ -161,7 +170,8 @@ pub fn initial_state(cfg: &Config, variant: &str) -> String {
 pub enum Explained {
     /// Found one.
     Found(Box<Counterexample>),
-    /// None within the search; says which search and whether it was cut short.
+    /// None within the search; says which search and whether it was cut
+    /// short.
     NotFound {
         /// The search that was run.
         search: String,
@@ -189,46 +199,95 @@ pub enum Search {
     },
 }
 
-/// Look for the shortest counterexample of `property` for `variant`.
-pub fn explain(
-    cfg: &Config,
-    variant: &Variant,
-    property: Property,
-    search: &Search,
-    budget: Duration,
-) -> Explained {
-    match search {
-        Search::Loom { max_bound } => explain_loom(cfg, variant, property, *max_bound, budget),
-        Search::Shuttle { backend, runs } => {
-            explain_shuttle(cfg, variant, property, backend, *runs, budget)
-        }
+/// What every search of one explanation shares.
+pub struct Target<'a> {
+    /// The configuration.
+    pub cfg: &'a Config,
+    /// The variant.
+    pub variant: &'a Variant,
+    /// Every variant known (twins).
+    pub registry: &'a [Variant],
+    /// The property.
+    pub property: Property,
+}
+
+impl Target<'_> {
+    /// A traced scenario with the property armed (and, for a loom
+    /// `no_lost_flush`, the outcome to fail on).
+    fn scenario(
+        &self,
+        backend: &Backend,
+        target: Option<ReaderOutcome>,
+    ) -> Result<Arc<FlushScenario>, String> {
+        let mut plan = monitor_plan(self.variant, self.registry, self.cfg, backend)?;
+        plan.armed = Some(self.property);
+        plan.trace = true;
+        plan.target = target;
+        let shared = Shared::new(plan);
+        Ok(Arc::new(FlushScenario::new(self.cfg, self.variant, shared)))
+    }
+
+    fn attributed(&self, msg: &str) -> bool {
+        property::attribute(msg) == Some(self.property)
     }
 }
 
-fn scenario(
-    cfg: &Config,
-    variant: &Variant,
-    property: Property,
-    target: Option<Observation>,
-) -> FlushScenario {
-    let mut s = FlushScenario::new(cfg.clone(), variant.clone(), Some(property), false).traced();
-    s.target = target;
-    s
+/// Look for the shortest counterexample of `t.property` for `t.variant`.
+pub fn explain(t: &Target, search: &Search, budget: Duration) -> Explained {
+    let r = match search {
+        Search::Loom { max_bound } => explain_loom(t, *max_bound, budget),
+        Search::Shuttle { backend, runs } => explain_shuttle(t, backend, *runs, budget),
+    };
+    r.unwrap_or_else(|why| Explained::NotFound {
+        search: "none".into(),
+        finished: false,
+        note: Some(why),
+    })
 }
 
-fn attributed(property: Property, msg: &str) -> bool {
-    property::attribute(msg) == Some(property)
+/// Every reader outcome of `twin` on `cfg` at `bound` (`None`: unbounded).
+fn twin_outcomes(
+    t: &Target,
+    twin: &Variant,
+    bound: Option<usize>,
+    budget: Duration,
+) -> Result<BTreeSet<ReaderOutcome>, String> {
+    let backend = Backend::Loom {
+        preemption_bound: bound,
+    };
+    let mut plan = monitor_plan(twin, t.registry, t.cfg, &backend)?;
+    plan.collect_outcomes = true;
+    let shared = Shared::new(plan);
+    let scenario = Arc::new(FlushScenario::new(t.cfg, twin, shared.clone()));
+    let e = on_fresh_thread(move || explore(&backend, budget, scenario));
+    match e.outcome {
+        Outcome::Finished => Ok(shared.outcomes()),
+        Outcome::CutShort(why) => Err(format!(
+            "the search of the twin {} was cut short: {why}",
+            twin.name
+        )),
+        Outcome::Failed(msg) => Err(format!(
+            "the search of the twin {} failed: {}",
+            twin.name,
+            msg.lines().next().unwrap_or("")
+        )),
+    }
 }
 
 fn explain_loom(
-    cfg: &Config,
-    variant: &Variant,
-    property: Property,
+    t: &Target,
     max_bound: Option<usize>,
     budget: Duration,
-) -> Explained {
+) -> Result<Explained, String> {
     let start = Instant::now();
-    let differential = property == Property::NoLostFlush;
+    if !t.property.decided_by_loom() {
+        return Ok(Explained::NotFound {
+            search: "loom".into(),
+            finished: false,
+            note: Some(format!("{} is not decided by loom", t.property)),
+        });
+    }
+    let differential = t.property == Property::NoLostFlush;
     let bounds: Vec<Option<usize>> = match max_bound {
         Some(m) => (0..=m).map(Some).collect(),
         None => (0..=3).map(Some).chain([None]).collect(),
@@ -237,75 +296,79 @@ fn explain_loom(
         Some(b) => format!("loom, preemption bounds 0..={b}"),
         None => "loom, preemption bounds 0..=3 then unbounded".to_string(),
     };
-    let base = if differential {
-        // At most a quarter of the budget: when v5.19 cannot be exhausted
-        // (the periodic flusher is on), fall through to shuttle in time.
-        let b = loom_baseline(cfg, None, budget / 4);
-        if let Err(why) = b.usable() {
-            return Explained::NotFound {
-                search: "loom, differential against v5.19".into(),
-                finished: false,
-                note: Some(why),
-            };
+    let base = match (&t.variant.twin, differential) {
+        (Some(twin), true) if *twin != t.variant.name => {
+            let twin = Variant::find(t.registry, twin)?;
+            // At most a quarter of the budget, so that the shuttle fallback
+            // runs in time when the twin cannot be exhausted.
+            match twin_outcomes(t, &twin, None, budget / 4) {
+                Ok(o) => Some(o),
+                Err(why) => {
+                    return Ok(Explained::NotFound {
+                        search: "loom, outcomes against the twin".into(),
+                        finished: false,
+                        note: Some(why),
+                    })
+                }
+            }
         }
-        Some(b)
-    } else {
-        None
+        (_, true) => {
+            return Ok(Explained::NotFound {
+                search: "loom, outcomes against the twin".into(),
+                finished: true,
+                note: Some("the variant is its own twin".into()),
+            })
+        }
+        _ => None,
     };
     for bound in bounds {
         let left = budget.saturating_sub(start.elapsed());
         if left.is_zero() {
-            return Explained::NotFound {
+            return Ok(Explained::NotFound {
                 search: describe(bound),
                 finished: false,
                 note: Some(format!(
                     "time budget of {:.0} s ran out",
                     budget.as_secs_f64()
                 )),
-            };
+            });
         }
+        let backend = Backend::Loom {
+            preemption_bound: bound,
+        };
         let mut target = None;
         if let Some(base) = &base {
-            // Find an observation v5.19 cannot produce at this bound first.
-            let collect = Arc::new(FlushScenario::new(cfg.clone(), variant.clone(), None, true));
-            let e = explore(
-                &Backend::Loom {
-                    preemption_bound: bound,
-                },
-                left,
-                collect.clone(),
-            );
-            if !matches!(e.outcome, Outcome::Finished) {
+            // First an outcome no twin outcome dominates, at this bound.
+            let mut plan = monitor_plan(t.variant, t.registry, t.cfg, &backend)?;
+            plan.collect_outcomes = true;
+            let shared = Shared::new(plan);
+            let scenario = Arc::new(FlushScenario::new(t.cfg, t.variant, shared.clone()));
+            let b = backend.clone();
+            let e = on_fresh_thread(move || explore(&b, left, scenario));
+            if e.outcome != Outcome::Finished {
                 continue;
             }
-            target = collect
-                .observed()
-                .difference(&base.observations)
-                .next()
-                .cloned();
+            let mine: Vec<ReaderOutcome> = shared.outcomes().into_iter().collect();
+            target = crate::check::matrix::undominated(&mine, base).cloned();
             if target.is_none() {
                 continue;
             }
         }
-        let s = Arc::new(scenario(cfg, variant, property, target.clone()));
+        let s = t.scenario(&backend, target.clone())?;
         let left = budget
             .saturating_sub(start.elapsed())
             .max(Duration::from_secs(1));
-        let (e, checkpoint) = loom_find(bound, left, s.clone());
+        let sc = s.clone();
+        let (e, checkpoint) = on_fresh_thread(move || loom_find(bound, left, sc));
         match (&e.outcome, checkpoint) {
-            (Outcome::Failed(msg), Some(checkpoint)) if attributed(property, msg) => {
-                let Ok(checkpoint) = serde_json::from_str(&checkpoint) else {
-                    return Explained::NotFound {
-                        search: describe(bound),
-                        finished: false,
-                        note: Some("loom wrote an unreadable checkpoint".into()),
-                    };
-                };
+            (Outcome::Failed(msg), Some(checkpoint)) if t.attributed(msg) => {
+                let checkpoint = serde_json::from_str(&checkpoint)
+                    .map_err(|_| "loom wrote an unreadable checkpoint".to_string())?;
                 let replay = Replay {
-                    v: 1,
-                    variant: variant.name.to_string(),
-                    property,
-                    cfg: cfg.clone(),
+                    v: 2,
+                    variant: t.variant.name.clone(),
+                    property: t.property,
+                    cfg: t.cfg.clone(),
                     target: target.clone(),
                     how: ReplayHow::Loom { bound, checkpoint },
                 };
@@ -313,63 +376,63 @@ fn explain_loom(
                     "loom, smallest failing preemption bound {}, execution {} of that search{}",
                     bound.map_or("unbounded".to_string(), |b| b.to_string()),
                     e.executions,
-                    if differential {
-                        format!(
-                            "; the readers' observation {} is not one of v5.19's (exhaustive)",
-                            target.as_ref().map(fmt_observation).unwrap_or_default()
-                        )
-                    } else {
-                        String::new()
+                    match &target {
+                        Some(o) => format!(
+                            "; the readers' observation {} is dominated by none of {}'s (exhaustive)",
+                            fmt_outcome(o),
+                            t.variant.twin.as_deref().unwrap_or("")
+                        ),
+                        None => String::new(),
                     }
                 );
-                return Explained::Found(Box::new(Counterexample {
-                    variant: variant.name.to_string(),
-                    property,
+                return Ok(Explained::Found(Box::new(Counterexample {
+                    variant: t.variant.name.clone(),
+                    property: t.property,
                     backend: "loom".into(),
-                    cfg: cfg.clone(),
-                    violation: property::explain(property, msg),
-                    steps: s.tracer.steps(),
+                    cfg: t.cfg.clone(),
+                    violation: property::explain(t.property, msg),
+                    steps: s.shared.steps(),
                     search,
                     token: replay.token(),
-                }));
+                })));
             }
             (Outcome::Failed(msg), _) => {
-                return Explained::NotFound {
+                return Ok(Explained::NotFound {
                     search: describe(bound),
                     finished: false,
                     note: Some(format!(
                         "search stopped by another failure: {}",
                         msg.lines().next().unwrap_or("")
                     )),
-                };
+                });
             }
             (Outcome::CutShort(why), _) => {
-                return Explained::NotFound {
+                return Ok(Explained::NotFound {
                     search: describe(bound),
                     finished: false,
                     note: Some(why.clone()),
-                };
+                });
             }
             (Outcome::Finished, _) => {}
         }
     }
-    Explained::NotFound {
+    Ok(Explained::NotFound {
         search: describe(max_bound),
         finished: true,
         note: None,
-    }
+    })
 }
 
+type Best = (Vec<Step>, ShuttleSchedule, String);
+
 fn explain_shuttle(
-    cfg: &Config,
-    variant: &Variant,
-    property: Property,
+    t: &Target,
     backend: &Backend,
     runs: u64,
     budget: Duration,
-) -> Explained {
+) -> Result<Explained, String> {
     let start = Instant::now();
-    let mut best: Option<(Vec<Step>, ShuttleSchedule, String)> = None;
+    let mut best: Option<Best> = None;
     let mut failing = 0;
     let mut done = 0;
     let first_seed = match backend {
@@ -397,15 +460,16 @@ fn explain_shuttle(
             },
             other => other,
         };
-        let s = Arc::new(scenario(cfg, variant, property, None));
-        let (e, schedule) = shuttle_find(&b, left, s.clone());
+        let s = t.scenario(&b, None)?;
+        let sc = s.clone();
+        let (e, schedule) = on_fresh_thread(move || shuttle_find(&b, left, sc));
         done += 1;
         if let (Outcome::Failed(msg), Some(schedule)) = (&e.outcome, schedule) {
-            if attributed(property, msg) {
+            if t.attributed(msg) {
                 failing += 1;
-                let steps = s.tracer.steps();
+                let steps = s.shared.steps();
                 if best.as_ref().is_none_or(|(b, _, _)| steps.len() < b.len()) {
-                    best = Some((steps, schedule, property::explain(property, msg)));
+                    best = Some((steps, schedule, property::explain(t.property, msg)));
                 }
             }
         }
@@ -415,91 +479,90 @@ fn explain_shuttle(
         backend.name(),
         backend.search()
     );
-    match best {
-        Some((steps, schedule, violation)) => {
-            let found = steps.len();
-            let (steps, schedule, violation, replays) = shrink(
-                cfg, variant, property, steps, schedule, violation, start, budget,
-            );
-            let search = format!(
-                "{search}: shortest of {failing} failing schedules ({found} steps), \
-                 shrunk by {replays} replays to {} steps and {} context switches",
-                steps.len(),
-                schedule.switches()
-            );
-            let replay = Replay {
-                v: 1,
-                variant: variant.name.to_string(),
-                property,
-                cfg: cfg.clone(),
-                target: None,
-                how: ReplayHow::Shuttle { schedule },
-            };
-            Explained::Found(Box::new(Counterexample {
-                variant: variant.name.to_string(),
-                property,
-                backend: backend.name().to_string(),
-                cfg: cfg.clone(),
-                violation,
-                search,
-                steps,
-                token: replay.token(),
-            }))
-        }
-        None => Explained::NotFound {
+    let Some(found) = best else {
+        return Ok(Explained::NotFound {
             finished: done == runs,
             note: (done < runs)
                 .then(|| format!("time budget ran out after {done} of {runs} searches")),
             search,
+        });
+    };
+    let first_len = found.0.len();
+    let (steps, schedule, violation, replays) = shrink(t, found, start, budget)?;
+    let search = format!(
+        "{search}: shortest of {failing} failing schedules ({first_len} steps), \
+         shrunk by {replays} replays to {} steps and {} context switches",
+        steps.len(),
+        schedule.switches()
+    );
+    let replay = Replay {
+        v: 2,
+        variant: t.variant.name.clone(),
+        property: t.property,
+        cfg: t.cfg.clone(),
+        target: None,
+        how: ReplayHow::Shuttle { schedule },
+    };
+    Ok(Explained::Found(Box::new(Counterexample {
+        variant: t.variant.name.clone(),
+        property: t.property,
+        backend: backend.name().to_string(),
+        cfg: t.cfg.clone(),
+        violation,
+        search,
+        steps,
+        token: replay.token(),
+    })))
+}
+
+/// Replay `schedule` on `t`; the steps, the schedule followed and the
+/// violation, if it still violates `t.property`.
+pub fn try_schedule(t: &Target, schedule: &ShuttleSchedule) -> Result<Option<Best>, String> {
+    let s = t.scenario(
+        &Backend::ShuttleRandom {
+            iterations: 1,
+            seed: schedule.seed,
         },
-    }
+        None,
+    )?;
+    let (sc, sched) = (s.clone(), schedule.clone());
+    let (e, followed) = on_fresh_thread(move || shuttle_replay(&sched, sc));
+    Ok(match e.outcome {
+        Outcome::Failed(msg) if t.attributed(&msg) => Some((
+            s.shared.steps(),
+            followed,
+            property::explain(t.property, &msg),
+        )),
+        _ => None,
+    })
 }
 
 /// Shrink a failing shuttle schedule by replay: first the shortest prefix
 /// that still fails (the rest runs without preemption), then greedily drop
-/// single context switches, keeping any change that still violates
-/// `property` with no more kernel steps. Returns the result and the number
+/// single context switches, keeping any change that still violates the
+/// property with no more kernel steps. Returns the result and the number
 /// of replays spent.
-#[allow(clippy::too_many_arguments)]
-fn shrink(
-    cfg: &Config,
-    variant: &Variant,
-    property: Property,
-    steps: Vec<Step>,
-    schedule: ShuttleSchedule,
-    violation: String,
+pub fn shrink(
+    t: &Target,
+    found: Best,
     start: Instant,
     budget: Duration,
-) -> (Vec<Step>, ShuttleSchedule, String, usize) {
+) -> Result<(Vec<Step>, ShuttleSchedule, String, usize), String> {
     const MAX_REPLAYS: usize = 400;
-    let mut best = (steps, schedule, violation);
+    let mut best = found;
     let mut replays = 0;
-    let try_one = |candidate: &ShuttleSchedule| {
-        let s = Arc::new(scenario(cfg, variant, property, None));
-        let (e, followed) = shuttle_replay(candidate, s.clone());
-        match e.outcome {
-            Outcome::Failed(msg) if attributed(property, &msg) => Some((
-                s.tracer.steps(),
-                followed,
-                property::explain(property, &msg),
-            )),
-            _ => None,
-        }
-    };
-    let better = |new: &(Vec<Step>, ShuttleSchedule, String),
-                  old: &(Vec<Step>, ShuttleSchedule, String)| {
-        (new.0.len(), new.1.switches()) < (old.0.len(), old.1.switches())
-    };
+    let better =
+        |new: &Best, old: &Best| (new.0.len(), new.1.switches()) < (old.0.len(), old.1.switches());
     for k in 0..best.1.steps.len() {
         if replays >= MAX_REPLAYS || start.elapsed() > budget {
-            return (best.0, best.1, best.2, replays);
+            return Ok((best.0, best.1, best.2, replays));
         }
         let prefix = ShuttleSchedule {
             seed: best.1.seed,
             steps: best.1.steps[..k].to_vec(),
         };
         replays += 1;
-        if let Some(found) = try_one(&prefix) {
+        if let Some(found) = try_schedule(t, &prefix)? {
             if better(&found, &best) || found.0.len() <= best.0.len() {
                 best = found;
             }
@@ -511,7 +574,7 @@ fn shrink(
         changed = false;
         for i in 1..best.1.steps.len() {
             if replays >= MAX_REPLAYS || start.elapsed() > budget {
-                return (best.0, best.1, best.2, replays);
+                return Ok((best.0, best.1, best.2, replays));
             }
             let (prev, cur) = (best.1.steps[i - 1], best.1.steps[i]);
             if prev.is_none() || cur.is_none() || prev == cur {
@@ -521,7 +584,7 @@ fn shrink(
             candidate.steps[i] = prev;
             candidate.steps.truncate(i + 1);
             replays += 1;
-            if let Some(found) = try_one(&candidate) {
+            if let Some(found) = try_schedule(t, &candidate)? {
                 if better(&found, &best) {
                     best = found;
                     changed = true;
@@ -530,29 +593,52 @@ fn shrink(
             }
         }
     }
-    (best.0, best.1, best.2, replays)
+    Ok((best.0, best.1, best.2, replays))
 }
 
-/// Re-run the execution a token describes. Returns the reproduced
-/// counterexample, or why it did not reproduce.
-pub fn replay(token: &str) -> Result<Counterexample, String> {
+/// Re-run the execution a token describes, resolving its variant in
+/// `registry`. Returns the reproduced counterexample, or why it did not
+/// reproduce.
+pub fn replay(token: &str, registry: &[Variant]) -> Result<Counterexample, String> {
     let r = Replay::from_token(token)?;
-    let variant = Variant::by_name(&r.variant)?;
-    let s = Arc::new(scenario(&r.cfg, &variant, r.property, r.target.clone()));
-    let e = match &r.how {
+    let variant = Variant::find(registry, &r.variant)?;
+    let t = Target {
+        cfg: &r.cfg,
+        variant: &variant,
+        registry,
+        property: r.property,
+    };
+    let (e, steps) = match &r.how {
         ReplayHow::Loom { bound, checkpoint } => {
-            loom_replay(&checkpoint.to_string(), *bound, s.clone())
+            let backend = Backend::Loom {
+                preemption_bound: *bound,
+            };
+            let s = t.scenario(&backend, r.target.clone())?;
+            let (sc, cp, b) = (s.clone(), checkpoint.to_string(), *bound);
+            let e = on_fresh_thread(move || loom_replay(&cp, b, sc));
+            (e, s.shared.steps())
         }
-        ReplayHow::Shuttle { schedule } => shuttle_replay(schedule, s.clone()).0,
+        ReplayHow::Shuttle { schedule } => {
+            let s = t.scenario(
+                &Backend::ShuttleRandom {
+                    iterations: 1,
+                    seed: schedule.seed,
+                },
+                None,
+            )?;
+            let (sc, sched) = (s.clone(), schedule.clone());
+            let (e, _) = on_fresh_thread(move || shuttle_replay(&sched, sc));
+            (e, s.shared.steps())
+        }
     };
     match &e.outcome {
-        Outcome::Failed(msg) if attributed(r.property, msg) => Ok(Counterexample {
+        Outcome::Failed(msg) if t.attributed(msg) => Ok(Counterexample {
             variant: r.variant.clone(),
             property: r.property,
             backend: r.backend().into(),
             cfg: r.cfg.clone(),
             violation: property::explain(r.property, msg),
-            steps: s.tracer.steps(),
+            steps,
             search: format!("replay of a {} token", r.backend()),
             token: token.trim().to_string(),
         }),

@@ -1,2 +1,5 @@
-//! Reporting counterexamples: finding the shortest one, replay tokens, and
-//! LKMM litmus export.
+//! Reporting counterexamples: finding the shortest one, replay tokens
+//! ([`explain`]), and LKMM litmus export ([`litmus`]).
+
+pub mod explain;
+pub mod litmus;
