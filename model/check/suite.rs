@@ -205,11 +205,12 @@ impl Suite {
                 ),
                 entry(
                     "three-cpus",
-                    "three CPUs, two updates each, two reads, no periodic work",
+                    "three CPUs, batch 2, six 1-page updates each (one unit per crossing), two reads",
                     Config {
                         cpus: 3,
-                        updates: 2,
-                        vals: vec![2, 1],
+                        batch: 2,
+                        updates: 6,
+                        vals: vec![1],
                         reads: 2,
                         periodic: false,
                         ..base.clone()

@@ -86,6 +86,10 @@ pub struct Ghost {
     pub open: Vec<(Actor, bool)>,
     /// Per CPU: the value the latest walk read from the root's counter.
     pub seen: Vec<i64>,
+    /// Per CPU: pages written after the latest completed walk read the
+    /// CPU's counter and before that flush section ended: a flush declared
+    /// them flushed without having seen them.
+    pub lost: Vec<i64>,
     /// Per CPU: the running sum the root aggregate accounts for.
     pub folded: Vec<i64>,
     /// A walk's read not yet folded into the aggregate: (flusher, cpu, v).
@@ -124,6 +128,7 @@ impl Ghost {
             agg: vec![0; memcgs],
             open: Vec::new(),
             seen: vec![0; cpus],
+            lost: vec![0; cpus],
             folded: vec![0; cpus],
             pending_fold: Vec::new(),
             now: 0,
@@ -145,6 +150,13 @@ impl Ghost {
     /// Updates written so far minus the root aggregate, in execution order.
     pub fn staleness(&self) -> i64 {
         self.written.iter().sum::<i64>() - self.agg[0]
+    }
+
+    /// The staleness a reader's gate answers for: all but the pages of
+    /// [`Ghost::lost`]. Unlike the [`Split`], this takes nothing from how a
+    /// protocol counts: only updates, walks and flush sections.
+    pub fn gated(&self) -> i64 {
+        self.staleness() - self.lost.iter().sum::<i64>()
     }
 
     /// The [`Split`] of the current staleness.
@@ -257,8 +269,13 @@ impl Ghost {
                 dfs::ghost(G_SECTION, GhostKind::Write);
                 if let Some(i) = self.open.iter().position(|(a, _)| *a == actor) {
                     let (_, walked) = self.open.remove(i);
-                    if walked && (0..self.written.len()).any(|c| self.seen[c] < self.written[c]) {
-                        h.update_behind_flusher = true;
+                    if walked {
+                        if (0..self.written.len()).any(|c| self.seen[c] < self.written[c]) {
+                            h.update_behind_flusher = true;
+                        }
+                        for c in 0..self.written.len() {
+                            self.lost[c] = (self.written[c] - self.seen[c]).max(0);
+                        }
                     }
                 }
             }
@@ -315,6 +332,7 @@ impl Ghost {
                 }
                 if c < self.seen.len() {
                     self.seen[c] = v;
+                    self.lost[c] = 0;
                     if timed {
                         dfs::ghost(G_TIME, GhostKind::Write);
                         if v == self.folded[c] {

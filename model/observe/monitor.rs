@@ -294,11 +294,15 @@ impl Monitor {
                     property::documented_error_bound(stale, split, documented),
                 ));
             }
-            if let Some(b) = plan.baseline_since_reset {
-                if split[0] + split[1] + split[2] > b {
+            // With a flush section open, v5.19's reader would lose the
+            // trylock and read stale data whatever its gate said: only
+            // decisions with no flush running are comparable.
+            if let (Some(b), true) = (plan.baseline_since_reset, s.ghost.open.is_empty()) {
+                let gated = s.ghost.gated();
+                if gated > b {
                     out.push((
                         Property::NoWorseThanBaseline,
-                        property::no_worse_than_baseline(split, b),
+                        property::no_worse_than_baseline(gated, split, b),
                     ));
                 }
             }

@@ -179,7 +179,8 @@ impl Variant {
                 "updater: v6.0 skipping when threshold >= num_online_cpus()",
                 v5_19::model(mutants::SkipOffByOne),
             )
-            .killed_by(NoLostFlush, SC),
+            .killed_by(NoLostFlush, SC)
+            .killed_by(NoWorseThanBaseline, SC),
             mutant(
                 "mutant-load-store-bump",
                 "updater: v6.0 bumping the threshold with a separate load and store",
@@ -197,7 +198,7 @@ impl Variant {
                 "updater: stats_updates zeroed only when added, so skipped batches pile up",
                 v5_19::model(mutants::KeepResidueOnSkip),
             )
-            .killed_by(NoWorseThanBaseline, SC),
+            .killed_by(NoLostFlush, &["shuttle-random"]),
             mutant(
                 "mutant-reader-gate-off-by-one",
                 "reader: mem_cgroup_flush_stats() flushes only above num_online_cpus() + 1",

@@ -93,7 +93,9 @@ impl Memcontrol for CachedFlushable {
 }
 
 /// Updater: the per-CPU count is zeroed only when it was added; a skipped
-/// batch stays in `stats_updates`, invisible to the threshold, and piles up.
+/// batch stays in `stats_updates` and is added with the next one. It counts
+/// more, not less, overall, yet a merged batch that a racing reset erases
+/// takes pages v5.19 would still have counted after that reset.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KeepResidueOnSkip;
 

@@ -1,0 +1,251 @@
+//! Variants the catalogue does not contain, written only against the public
+//! API as a reviewer would: the default suite must fail every harmful one
+//! and pass every benign one. Each is a one-function change to v6.0.
+
+use std::time::Duration;
+
+use memcg_flush_model::check::{matrix_ok, run_matrix, Executor, Plan, Sizes, Suite};
+use memcg_flush_model::cli::registry;
+use memcg_flush_model::explore::Platform;
+use memcg_flush_model::kernel::{
+    atomic_add, atomic_read, atomic_set, this_cpu_add_return, this_cpu_write,
+    trace_memcg_flush_stats,
+};
+use memcg_flush_model::protocol::v5_19::{self, Memcontrol, State};
+use memcg_flush_model::protocol::v6_0;
+use memcg_flush_model::protocol::{Kind, Variant};
+
+/// `memcg_rstat_updated` of v6.0 with the skip test, the units added and
+/// the crossing test given as closures (a reviewer's one-line changes).
+#[derive(Clone, Copy)]
+struct Updater {
+    skip: fn(i64, i64) -> bool,
+    units: fn(i64, i64) -> i64,
+    crosses: fn(i64, i64) -> bool,
+}
+
+impl Memcontrol for Updater {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, _memcg: u8, val: i64) {
+        let x = this_cpu_add_return(&mm.stats_updates, val.abs());
+        let batch = mm.MEMCG_CHARGE_BATCH();
+        if (self.crosses)(x, batch) {
+            if !(self.skip)(atomic_read(&mm.stats_flush_threshold), mm.num_online_cpus()) {
+                atomic_add((self.units)(x, batch), &mm.stats_flush_threshold);
+            }
+            this_cpu_write(&mm.stats_updates, 0);
+        }
+    }
+}
+
+const V6_0: Updater = Updater {
+    skip: |t, n| t > n,
+    units: |x, b| x / b,
+    crosses: |x, b| x > b,
+};
+
+/// v6.0 with the reader's gate given as a closure.
+#[derive(Clone, Copy)]
+struct Gate(fn(i64, i64) -> bool);
+
+impl Memcontrol for Gate {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+        v6_0::memcg_rstat_updated(self, mm, memcg, val);
+    }
+    fn mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>, _memcg: u8) -> bool {
+        let needs_flush = (self.0)(atomic_read(&mm.stats_flush_threshold), mm.num_online_cpus());
+        trace_memcg_flush_stats(mm.root_mem_cgroup(), needs_flush);
+        if needs_flush {
+            self.__mem_cgroup_flush_stats(mm);
+        }
+        needs_flush
+    }
+}
+
+/// v6.0 whose periodic work flushes only if the threshold is non-zero.
+#[derive(Clone, Copy)]
+struct PeriodicSkipsIdle;
+
+impl Memcontrol for PeriodicSkipsIdle {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+        v6_0::memcg_rstat_updated(self, mm, memcg, val);
+    }
+    fn flush_memcg_stats_dwork<P: Platform>(&self, mm: &State<P>) {
+        if atomic_read(&mm.stats_flush_threshold) != 0 {
+            self.__mem_cgroup_flush_stats(mm);
+        }
+    }
+}
+
+/// v6.0 whose flusher resets the threshold by subtracting what it read at
+/// the start (adds that land during the walk survive).
+#[derive(Clone, Copy)]
+struct ResetBySubtraction;
+
+impl Memcontrol for ResetBySubtraction {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+        v6_0::memcg_rstat_updated(self, mm, memcg, val);
+    }
+    fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
+        use memcg_flush_model::kernel::{
+            spin_trylock, spin_unlock, trace_flush_begin, trace_flush_end,
+        };
+        if !spin_trylock(&mm.stats_flush_lock) {
+            return false;
+        }
+        trace_flush_begin(mm.root_mem_cgroup());
+        let seen = atomic_read(&mm.stats_flush_threshold);
+        mm.flush_next_time
+            .set(mm.env.jiffies_64() + 2 * v5_19::FLUSH_TIME);
+        self.cgroup_rstat_flush_irqsafe(mm, 0);
+        atomic_add(-seen, &mm.stats_flush_threshold);
+        trace_flush_end(mm.root_mem_cgroup());
+        spin_unlock(&mm.stats_flush_lock);
+        true
+    }
+}
+
+/// v6.0 with the skip test reading a per-CPU copy of the threshold that the
+/// CPU refreshes only when it adds.
+#[derive(Clone, Copy)]
+struct StaleCopy;
+
+impl Memcontrol for StaleCopy {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, _memcg: u8, val: i64) {
+        use memcg_flush_model::kernel::this_cpu_read;
+        let x = this_cpu_add_return(&mm.stats_updates, val.abs());
+        if x > mm.MEMCG_CHARGE_BATCH() {
+            if this_cpu_read(&mm.scratch.percpu) <= mm.num_online_cpus() {
+                atomic_add(x / mm.MEMCG_CHARGE_BATCH(), &mm.stats_flush_threshold);
+                let now = atomic_read(&mm.stats_flush_threshold);
+                this_cpu_write(&mm.scratch.percpu, now);
+            }
+            this_cpu_write(&mm.stats_updates, 0);
+        }
+    }
+}
+
+/// v6.0 whose flusher zeroes the threshold before its walk *and* after it.
+#[derive(Clone, Copy)]
+struct ResetTwice;
+
+impl Memcontrol for ResetTwice {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+        v6_0::memcg_rstat_updated(self, mm, memcg, val);
+    }
+    fn cgroup_rstat_flush_irqsafe<P: Platform>(&self, mm: &State<P>, root: u8) {
+        use memcg_flush_model::kernel::{spin_lock, spin_unlock};
+        atomic_set(&mm.stats_flush_threshold, 0);
+        spin_lock(&mm.cgroup_rstat_lock);
+        for cpu in mm.stats_updates.cpus() {
+            for memcg in (root..mm.memcgs.len() as u8).rev() {
+                self.mem_cgroup_css_rstat_flush(mm, memcg, cpu);
+            }
+        }
+        spin_unlock(&mm.cgroup_rstat_lock);
+    }
+}
+
+fn candidate(name: &str, code: impl Memcontrol + Clone) -> Variant {
+    Variant::new(name, Kind::Candidate, name, v5_19::model(code)).twin("v5.19")
+}
+
+fn harmful() -> Vec<Variant> {
+    vec![
+        candidate(
+            "skip-above-half",
+            Updater {
+                skip: |t, n| t > n / 2,
+                ..V6_0
+            },
+        ),
+        candidate(
+            "units-minus-one",
+            Updater {
+                units: |x, b| x / b - 1,
+                ..V6_0
+            },
+        ),
+        candidate(
+            "one-unit-per-crossing",
+            Updater {
+                units: |_, _| 1,
+                ..V6_0
+            },
+        ),
+        candidate(
+            "cross-at-two-batches",
+            Updater {
+                crosses: |x, b| x > 2 * b,
+                ..V6_0
+            },
+        ),
+        candidate("reader-gate-twice-n", Gate(|t, n| t > 2 * n)),
+        candidate("periodic-skips-idle", PeriodicSkipsIdle),
+        candidate("skip-on-stale-copy", StaleCopy),
+    ]
+}
+
+fn benign() -> Vec<Variant> {
+    vec![
+        candidate(
+            "skip-above-twice-n",
+            Updater {
+                skip: |t, n| t > 2 * n,
+                ..V6_0
+            },
+        ),
+        candidate(
+            "never-skip",
+            Updater {
+                skip: |_, _| false,
+                ..V6_0
+            },
+        ),
+        candidate("reader-gate-at-n", Gate(|t, n| t >= n)),
+        candidate("reset-by-subtraction", ResetBySubtraction),
+        candidate("reset-twice", ResetTwice),
+    ]
+}
+
+/// The default suite on `v` alone, in this process: whether it passes.
+fn default_run_passes(v: Variant) -> bool {
+    let reg = registry(vec![v.clone()]).expect("unique names");
+    let mut plan = Plan::new(Suite::standard(&Sizes::default()), reg);
+    plan.variants = vec![v];
+    plan.budget = Duration::from_secs(60);
+    plan.jobs = 2;
+    let m = run_matrix(&plan, &Executor::InProcess, &|_, _, _| {});
+    for c in m.cells.iter().filter(|c| !c.ok) {
+        eprintln!(
+            "{} {} {}: {} {}",
+            c.variant,
+            c.property,
+            c.backend,
+            c.verdict.name(),
+            c.note.as_deref().unwrap_or("")
+        );
+    }
+    matrix_ok(&m.cells)
+}
+
+#[test]
+fn harmful_candidates_fail_the_default_run() {
+    memcg_flush_model::explore::quiet_panics();
+    let survivors: Vec<String> = harmful()
+        .into_iter()
+        .filter(|v| default_run_passes(v.clone()))
+        .map(|v| v.name)
+        .collect();
+    assert!(survivors.is_empty(), "not caught: {survivors:?}");
+}
+
+#[test]
+fn benign_candidates_pass_the_default_run() {
+    memcg_flush_model::explore::quiet_panics();
+    let alarms: Vec<String> = benign()
+        .into_iter()
+        .filter(|v| !default_run_passes(v.clone()))
+        .map(|v| v.name)
+        .collect();
+    assert!(alarms.is_empty(), "false alarms: {alarms:?}");
+}
