@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use memcg_flush_model::bench::{run, HotPath};
+use memcg_flush_model::measure::bench::{run, HotPath};
 use memcg_flush_model::Variant;
 
 fn hot_path(c: &mut Criterion) {
@@ -20,9 +20,9 @@ fn hot_path(c: &mut Criterion) {
     for threads in [1usize, 2, 4, 8, 16, 32] {
         let per_thread = 1 << 16;
         group.throughput(Throughput::Elements((threads * per_thread) as u64));
-        for variant in [Variant::V5_19, Variant::V6_0, Variant::NO_GLOBAL] {
+        for variant in [Variant::v5_19(), Variant::v6_0(), Variant::no_global()] {
             group.bench_with_input(
-                BenchmarkId::new(variant.name, threads),
+                BenchmarkId::new(variant.name.as_str(), threads),
                 &threads,
                 |b, &t| {
                     b.iter_custom(|iters| {

@@ -2,7 +2,12 @@
 
 use std::process::ExitCode;
 
+use crate::measure::bench::{
+    self, FLUSH_EVERY, HUGE_EVERY, HUGE_VAL, MEMCG_CHARGE_BATCH, READ_EVERY,
+};
 use crate::protocol::Variant;
+
+use super::args::print_json;
 
 /// `flushcheck bench`.
 #[derive(clap::Args, Debug, Clone)]
@@ -22,6 +27,67 @@ pub struct BenchArgs {
 }
 
 /// Run the benchmark.
-pub fn bench(_a: &BenchArgs, _registry: &[Variant]) -> Result<ExitCode, String> {
-    Err("bench: not yet ported".into())
+pub fn bench(a: &BenchArgs, _registry: &[Variant]) -> Result<ExitCode, String> {
+    if a.threads.is_empty() {
+        return Err("--threads: give at least one thread count, e.g. 1,2,4".into());
+    }
+    if let Some(t) = a.threads.iter().find(|t| **t == 0 || **t > 1024) {
+        return Err(format!(
+            "--threads {t}: thread counts must be between 1 and 1024"
+        ));
+    }
+    if a.updates < 1024 {
+        return Err(format!(
+            "--updates {}: need at least 1024 updates per thread",
+            a.updates
+        ));
+    }
+    if a.reps == 0 {
+        return Err("--reps 0: need at least 1 round".into());
+    }
+    let progress = |line: &str| eprintln!("{line}");
+    let rows = bench::compare(&a.threads, a.updates, a.reps, &progress);
+    if a.json {
+        print_json(&rows)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "hot path: {} __mod_memcg_state() per thread, batch {MEMCG_CHARGE_BATCH}, every {HUGE_EVERY}th update {HUGE_VAL} pages;",
+        a.updates
+    );
+    println!(
+        "flusher every 2 ms, reader every 100 us; medians of {} interleaved rounds",
+        a.reps
+    );
+    println!(
+        "{:>7} {:>12} {:>12} {:>12} {:>9} {:>9} {:>11} {:>11} {:>7}",
+        "threads",
+        "v5.19 M/s",
+        "v6.0 M/s",
+        "ceiling M/s",
+        "v6.0/5.19",
+        "v6.0/ceil",
+        "RMW/M 5.19",
+        "RMW/M 6.0",
+        "cut"
+    );
+    for r in &rows {
+        println!(
+            "{:>7} {:>12.2} {:>12.2} {:>12.2} {:>9.3} {:>9.3} {:>11.0} {:>11.0} {:>6.1}%",
+            r.threads,
+            r.v5_19 / 1e6,
+            r.v6_0 / 1e6,
+            r.ceiling / 1e6,
+            r.ratio_v6_0_over_v5_19,
+            r.v6_0_of_ceiling,
+            r.rmws_per_million_v5_19,
+            r.rmws_per_million_v6_0,
+            r.rmw_cut * 100.0
+        );
+    }
+    println!(
+        "RMW/M: threshold RMWs per million updates on a deterministic round-robin schedule\n\
+         (reader every {READ_EVERY} updates, periodic flush every {FLUSH_EVERY}); the same on every machine."
+    );
+    Ok(ExitCode::SUCCESS)
 }
