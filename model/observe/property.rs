@@ -197,7 +197,7 @@ impl fmt::Display for Property {
 /// flush although the twin's gate over the same history would have.
 pub fn no_lost_flush(p: Property, who: &str, read: Option<i64>, n: i64, twin: &str) -> String {
     let saw = read.map_or(String::new(), |t| {
-        format!(" (stats_flush_threshold = {t} <= num_online_cpus() = {n})")
+        format!(" (its gate read stats_flush_threshold = {t}; num_online_cpus() = {n})")
     });
     format!(
         "{}: {who} decided not to flush{saw}, but {twin} and would flush",

@@ -223,13 +223,20 @@ impl Variant {
                 v5_19::model(mutants::NoLocks),
             )
             .killed_by(FlushExclusion, ALL_CHECKERS)
-            .killed_by(Conservation, SC),
+            .killed_by(Conservation, SC)
+            .killed_by(MonotonicReads, SAMPLED),
             mutant(
                 "mutant-walk-skips-last-cpu",
                 "flusher: the walk stops one CPU short",
                 v5_19::model(mutants::WalkSkipsLastCpu),
             )
             .killed_by(Conservation, ALL_CHECKERS),
+            mutant(
+                "mutant-aggregate-rebuilt",
+                "flusher: the walk rebuilds the aggregate from zero instead of adding deltas",
+                v5_19::model(mutants::AggregateRebuilt),
+            )
+            .killed_by(MonotonicReads, &["loom", "shuttle-random", "shuttle-pct"]),
             mutant(
                 "mutant-loser-resets",
                 "reset: a flusher that loses the trylock resets the threshold",

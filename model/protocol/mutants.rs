@@ -13,7 +13,7 @@ use crate::explore::Platform;
 use crate::kernel::{
     atomic_add, atomic_read, atomic_set, spin_lock, spin_trylock, spin_trylock_with, spin_unlock,
     spin_unlock_with, this_cpu_add_return, this_cpu_read, this_cpu_write, trace_flush_begin,
-    trace_flush_end, trace_memcg_flush_stats,
+    trace_flush_end, trace_memcg_flush_stats, write_once,
 };
 use crate::protocol::memcg::ROOT_MEM_CGROUP;
 use crate::protocol::v5_19::{Memcontrol, State, FLUSH_TIME};
@@ -205,6 +205,34 @@ impl Memcontrol for WalkSkipsLastCpu {
         spin_lock(&mm.cgroup_rstat_lock);
         // MUTANT: the last CPU is never visited.
         for cpu in 0..mm.stats_updates.cpus().end.saturating_sub(1) {
+            for memcg in (root..mm.memcgs.len() as u8).rev() {
+                self.mem_cgroup_css_rstat_flush(mm, memcg, cpu);
+            }
+        }
+        spin_unlock(&mm.cgroup_rstat_lock);
+    }
+}
+
+/// Flusher: the walk rebuilds the aggregate from the per-CPU counters,
+/// starting from zero, instead of adding each CPU's delta. The final value
+/// is right; a reader during the walk sees a partial sum below what it read
+/// before.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AggregateRebuilt;
+
+impl Memcontrol for AggregateRebuilt {
+    v6_0_updater!();
+    fn cgroup_rstat_flush_irqsafe<P: Platform>(&self, mm: &State<P>, root: u8) {
+        spin_lock(&mm.cgroup_rstat_lock);
+        // MUTANT: start from zero and fold every CPU's whole counter.
+        for memcg in root..mm.memcgs.len() as u8 {
+            let m = mm.memcg(memcg);
+            write_once(&m.vmstats.state, 0);
+            for cpu in mm.stats_updates.cpus() {
+                m.vmstats_percpu.per_cpu(cpu).state_prev.set(0);
+            }
+        }
+        for cpu in mm.stats_updates.cpus() {
             for memcg in (root..mm.memcgs.len() as u8).rev() {
                 self.mem_cgroup_css_rstat_flush(mm, memcg, cpu);
             }

@@ -1,0 +1,292 @@
+//! Each mutant is killed by the property that should kill it, on the
+//! backends that can see it, on the suite entry where its bug shows; the
+//! kernel versions hold on the same searches. Runs single explorations in
+//! process; `tests/matrix.rs` runs the whole default matrix.
+
+use memcg_flush_model::check::{run::run, RunResult, RunSpec, Sizes, Suite, Verdict};
+use memcg_flush_model::cli::registry;
+use memcg_flush_model::explore::{Backend, Shard};
+use memcg_flush_model::protocol::{Kind, Variant};
+use memcg_flush_model::{Config, Property};
+
+/// One run of `variant` on the suite entry `entry` under `backend` (the
+/// entry's own search parameters).
+fn on_entry(variant: &str, entry: &str, backend: &str) -> RunResult {
+    let suite = Suite::standard(&Sizes::default());
+    let e = suite.entry(entry).expect("known entry");
+    let b = e
+        .backends
+        .iter()
+        .find(|b| b.name() == backend)
+        .unwrap_or_else(|| panic!("{entry} has no {backend} search"))
+        .clone();
+    on_config(variant, &e.cfg, b, entry)
+}
+
+fn on_config(variant: &str, cfg: &Config, backend: Backend, entry: &str) -> RunResult {
+    let spec = RunSpec {
+        variant: variant.into(),
+        entry: entry.into(),
+        cfg: cfg.clone(),
+        backend,
+        budget_secs: 120.0,
+        shard: Shard::default(),
+        collect: false,
+    };
+    run(&spec, &registry(Vec::new()).expect("catalogue")).expect("runs")
+}
+
+fn verdict(r: &RunResult, p: Property) -> (Verdict, String) {
+    let v = r.verdict(p).unwrap_or_else(|| panic!("{p} not judged: {r:?}"));
+    (v.verdict, v.note.clone().unwrap_or_default())
+}
+
+fn assert_killed(r: &RunResult, p: Property) -> String {
+    let (v, note) = verdict(r, p);
+    assert_eq!(v, Verdict::Violated, "{} {p}: {note}", r.spec.variant);
+    assert!(note.starts_with(&format!("{}:", p.name())), "{note}");
+    note
+}
+
+fn assert_holds(r: &RunResult, p: Property) {
+    let (v, note) = verdict(r, p);
+    assert_eq!(v, Verdict::Holds, "{} {p}: {note}", r.spec.variant);
+}
+
+#[test]
+fn updater_mutants_are_killed_by_no_lost_flush_on_every_sc_backend() {
+    for m in ["mutant-skip-off-by-one", "mutant-load-store-bump"] {
+        for b in ["shuttle-random", "shuttle-pct", "shuttle-dfs"] {
+            assert_killed(&on_entry(m, "no-periodic", b), Property::NoLostFlush);
+        }
+    }
+}
+
+/// The reader's gate wants `> n + 1`. The threshold is counted exactly as
+/// v6.0 counts it, so the old form of `no_lost_flush`, which compared the
+/// variant's threshold with a ghost v5.19 threshold under v5.19's own gate,
+/// could not see this change; a decision against the twin's gate does.
+#[test]
+fn a_reader_side_change_is_killed_by_the_decision_form() {
+    let r = on_entry("mutant-reader-gate-off-by-one", "pair", "shuttle-random");
+    let note = assert_killed(&r, Property::NoLostFlush);
+    // The gate read a threshold above num_online_cpus() and still said no.
+    let read: i64 = note
+        .split("read stats_flush_threshold = ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .and_then(|s| s.parse().ok())
+        .expect("the value the gate read");
+    assert!(read > 2, "{note}");
+}
+
+/// A per-CPU "flushable" hint that the reset never clears: right in the
+/// first epoch, wrong once the same CPU crosses the batch again after a
+/// reset. One update per CPU never shows it; the epochs entry does.
+#[test]
+fn a_later_epoch_bug_needs_a_later_epoch() {
+    let pair = on_entry("mutant-cached-flushable", "pair", "shuttle-random");
+    assert_holds(&pair, Property::NoLostFlush);
+    for b in ["shuttle-random", "shuttle-pct"] {
+        let r = on_entry("mutant-cached-flushable", "epochs", b);
+        assert_killed(&r, Property::NoLostFlush);
+    }
+    let dfs = on_entry("mutant-cached-flushable", "epochs-reader", "shuttle-dfs");
+    assert_killed(&dfs, Property::NoLostFlush);
+    assert!(dfs.exhaustive);
+}
+
+#[test]
+fn flusher_mutants_are_killed_by_exclusion_and_conservation() {
+    for b in ["shuttle-random", "shuttle-pct", "loom"] {
+        assert_killed(
+            &on_entry("mutant-no-trylock", "pair", b),
+            Property::FlushExclusion,
+        );
+    }
+    // cgroup_rstat_lock still serialises the walks of no-trylock.
+    let r = on_entry("mutant-no-trylock", "epochs", "shuttle-random");
+    assert_holds(&r, Property::Conservation);
+    let r = on_entry("mutant-no-locks", "epochs", "shuttle-random");
+    assert_killed(&r, Property::Conservation);
+    for b in ["shuttle-random", "shuttle-dfs"] {
+        let e = if b == "shuttle-dfs" { "no-periodic" } else { "pair" };
+        assert_killed(
+            &on_entry("mutant-walk-skips-last-cpu", e, b),
+            Property::Conservation,
+        );
+    }
+}
+
+#[test]
+fn a_loser_that_resets_loses_flushes() {
+    for b in ["shuttle-random", "shuttle-pct"] {
+        assert_killed(
+            &on_entry("mutant-loser-resets", "epochs", b),
+            Property::NoLostFlush,
+        );
+    }
+}
+
+/// The dwork gated by the threshold (before 5b3be698a872) leaves updates
+/// below the trigger unflushed for longer than FLUSH_TIME.
+#[test]
+fn a_gated_periodic_work_breaks_the_time_bound() {
+    for b in ["shuttle-random", "shuttle-pct"] {
+        assert_killed(
+            &on_entry("mutant-periodic-gated", "timed", b),
+            Property::FlushTimeBound,
+        );
+        assert_holds(&on_entry("v6.0", "timed", b), Property::FlushTimeBound);
+    }
+}
+
+/// A Relaxed acquire or release of `stats_flush_lock` still excludes (the
+/// CAS is atomic), but the next flusher does not synchronise with the
+/// previous one: only loom tracks happens-before, so only loom kills them.
+#[test]
+fn ordering_mutants_are_killed_only_under_loom() {
+    for m in ["mutant-relaxed-trylock", "mutant-relaxed-unlock"] {
+        let note = assert_killed(&on_entry(m, "pair", "loom"), Property::FlushExclusion);
+        assert!(note.contains("happens-before"), "{note}");
+        assert!(note.contains("data race on flush_time"), "{note}");
+        let r = on_entry(m, "pair", "shuttle-random");
+        assert_holds(&r, Property::FlushExclusion);
+        assert!(r.count(Property::FlushExclusion.coverage_event()) > 0, "{r:?}");
+    }
+}
+
+/// Without the periodic work loom's outcomes decide no_lost_flush: each
+/// threshold mutant produces a reader outcome that no v5.19 outcome
+/// dominates, found at bound 2 and confirmed against every v5.19
+/// execution; v6.0's are all dominated.
+#[test]
+fn loom_outcomes_kill_threshold_mutants_without_periodic_work() {
+    let plan = |variant: &str| {
+        let reg = registry(Vec::new()).expect("catalogue");
+        let suite = Suite::standard(&Sizes::default());
+        let mut p = memcg_flush_model::check::Plan::new(suite, reg.clone());
+        p.variants = vec![Variant::find(&reg, variant).unwrap()];
+        p.backends = vec!["loom".into()];
+        p.suite.entries.retain(|e| e.name == "no-periodic");
+        p.jobs = 1;
+        p
+    };
+    for m in ["mutant-skip-off-by-one", "mutant-load-store-bump", "v6.0"] {
+        let m_plan = plan(m);
+        let out = memcg_flush_model::check::run_matrix(
+            &m_plan,
+            &memcg_flush_model::check::Executor::InProcess,
+            &|_, _, _| {},
+        );
+        let c = out
+            .cells
+            .iter()
+            .find(|c| c.property == Property::NoLostFlush)
+            .expect("cell");
+        if m == "v6.0" {
+            assert_eq!(c.verdict, Verdict::Holds, "{c:?}");
+        } else {
+            assert_eq!(c.verdict, Verdict::Violated, "{c:?}");
+            let note = c.note.as_deref().unwrap_or("");
+            assert!(note.contains("which no execution of v5.19 dominates"), "{note}");
+        }
+    }
+}
+
+#[test]
+fn kernel_versions_hold_every_claim_they_make_with_coverage() {
+    for v in ["v5.19", "v6.0"] {
+        for (e, b) in [
+            ("pair", "shuttle-random"),
+            ("epochs", "shuttle-pct"),
+            ("epochs-reader", "shuttle-dfs"),
+            ("pair", "loom"),
+        ] {
+            let r = on_entry(v, e, b);
+            for pv in &r.verdicts {
+                if pv.property.refutable_claim() {
+                    continue;
+                }
+                assert_eq!(pv.verdict, Verdict::Holds, "{v} {e} {b}: {pv:?}");
+            }
+        }
+    }
+    // v6.0 skips, a reset erases what a skip read, and the same CPU crosses
+    // the batch again afterwards.
+    use memcg_flush_model::observe::Event;
+    let r = on_entry("v6.0", "epochs", "shuttle-random");
+    for e in [Event::Skip, Event::SkipRacedReset, Event::RecrossAfterReset, Event::SecondReset] {
+        assert!(r.count(e) > 0, "{} never happened: {r:?}", e.name());
+    }
+}
+
+/// The claims the model refutes for the kernel itself: C1, and
+/// 873f64b791a2's claim in the same-schedule sense (docs/findings.md).
+#[test]
+fn refuted_claims_are_violated_by_the_kernel() {
+    let r = on_entry("v6.0", "bounds", "shuttle-random");
+    assert_killed(&r, Property::DocumentedErrorBound);
+    assert_killed(&r, Property::NoLostFlushSameSchedule);
+    assert_holds(&r, Property::NoLostFlush);
+    // v5.19 is its own twin: the same schedule is the same outcome.
+    let r = on_entry("v5.19", "bounds", "shuttle-random");
+    assert_holds(&r, Property::NoLostFlushSameSchedule);
+    // C1 holds where MEMCG_CHARGE_BATCH * nr_cpus exceeds every page written.
+    let roomy = Config {
+        batch: 8,
+        updates: 2,
+        vals: vec![1],
+        ..Config::bounds()
+    };
+    let r = on_config(
+        "v6.0",
+        &roomy,
+        Backend::ShuttleRandom {
+            iterations: 2000,
+            seed: 1,
+        },
+        "roomy",
+    );
+    assert_holds(&r, Property::DocumentedErrorBound);
+}
+
+/// C2/C16 hold while the periodic work runs on time and fail once it may
+/// run a tick late (B11).
+#[test]
+fn the_time_bound_holds_on_time_and_fails_when_late() {
+    let late = Config {
+        late: 1,
+        ..Config::timed()
+    };
+    for v in ["v5.19", "v6.0"] {
+        let r = on_config(
+            v,
+            &late,
+            Backend::ShuttlePct {
+                iterations: 4000,
+                depth: 3,
+                seed: 1,
+            },
+            "late",
+        );
+        assert_killed(&r, Property::FlushTimeBound);
+    }
+}
+
+#[test]
+fn every_mutant_names_a_killer_and_every_property_has_one() {
+    let all = Variant::all();
+    assert!(all.iter().filter(|v| v.kind == Kind::Mutant).count() >= 10);
+    assert!(all.iter().filter(|v| v.kind == Kind::Benign).count() >= 3);
+    for p in Property::ALL.into_iter().filter(|p| !p.refutable_claim()) {
+        assert!(
+            all.iter().any(|v| v.killed_by.iter().any(|(k, _)| *k == p)),
+            "no mutant is expected to kill {p}"
+        );
+    }
+    for v in all.iter().filter(|v| v.kind == Kind::Mutant) {
+        assert!(!v.killed_by.is_empty(), "{} has no expected killer", v.name);
+        assert_eq!(v.twin.as_deref(), Some("v5.19"), "{}", v.name);
+    }
+}
