@@ -5,160 +5,209 @@
 //! clause stating the values its loads returned. herd7 then answers whether
 //! the Linux-kernel memory model allows that combination of values.
 //!
-//! Where the translation stops being faithful:
+//! The translation reads each step's structured access ([`Step::access`]),
+//! never its text. Where it stops being faithful:
 //! - Control flow is fixed to the traced path: the `if threshold > n` tests
 //!   and the skip decision are not in the test, only their loads. herd7
 //!   checks that the observed loads are allowed, not what the C code would
 //!   do with other values.
 //! - The property itself is not an LKMM predicate: `no_lost_flush` compares
 //!   with a ghost v5.19 threshold, which has no kernel counterpart.
-//! - CPU-local data (`stats_updates`) is left out; per-CPU counters become
-//!   ordinary shared variables (`state0`, `state1`, ...) written with
-//!   `WRITE_ONCE` by their owner, so the owner's own `__this_cpu_add` is
-//!   written as a store of the running sum.
-//! - The aggregate's `+=` under the lock is written as a `WRITE_ONCE` of the
-//!   new value; the flusher's own re-read of it is omitted.
+//! - CPU-local data (`stats_updates`, `U[c]`, and any other `this_cpu`
+//!   counter but `state[]`) and the flusher's plain fields under
+//!   `cgroup_rstat_lock` (`state_prev`, `state_pending`) are left out, as
+//!   are `jiffies_64` and the delayed work's timer. Per-CPU counters
+//!   `state[]` become ordinary shared variables (`state0`, `state1`, ...)
+//!   written with `WRITE_ONCE` by their owner, so the owner's
+//!   `__this_cpu_add` is a store of the running sum.
+//! - The aggregate's `+=` under the lock is a `WRITE_ONCE` of the new value;
+//!   the flusher's own re-read of it is omitted (traces leave it out).
 //! - Only traces touching at most [`MAX_VARIABLES`] shared variables are
 //!   exported; beyond that a litmus test stops being a readable summary.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::trace::{Actor, Step};
+use crate::observe::obs::{Access, Actor, Idiom, LockName, Op, Var};
+use crate::observe::record::Step;
 
 /// The most shared variables an exported test may use.
 pub const MAX_VARIABLES: usize = 4;
 
-/// One translated access.
-struct Access {
+/// One translated statement.
+struct Stmt {
     /// Statement text, with `{r}` standing for the register (loads only).
-    stmt: String,
+    text: String,
     /// The shared variable and its C type.
     var: (String, &'static str),
     /// The value a load returned.
     read: Option<i64>,
 }
 
-fn translate(step: &Step, sums: &mut BTreeMap<Actor, i64>) -> Option<Access> {
-    let t = step.text.as_str();
-    let num = |s: &str| s.trim().trim_end_matches(')').parse::<i64>().ok();
-    let after_eq = |s: &str| {
-        s.rsplit_once("= ")
-            .and_then(|(_, v)| num(v.split(':').next()?))
-    };
-    let thr = ("thr".to_string(), "atomic_t");
-    if let Some(rest) = t.strip_prefix("__this_cpu_add(state[0], ") {
-        let Actor::Cpu(c) = step.actor else {
-            return None;
-        };
-        let sum = sums.entry(step.actor).or_insert(0);
-        *sum += num(rest)?;
-        return Some(Access {
-            stmt: format!("WRITE_ONCE(*state{c}, {sum});"),
-            var: (format!("state{c}"), "int"),
-            read: None,
-        });
-    }
-    if t.starts_with("atomic_read(&stats_flush_threshold)") {
-        return Some(Access {
-            stmt: "{r} = atomic_read(thr);".into(),
-            var: thr,
-            read: after_eq(t),
-        });
-    }
-    if let Some(rest) = t.strip_prefix("atomic_add(") {
-        let units = num(rest.split(',').next()?)?;
-        return Some(Access {
-            stmt: format!("atomic_add({units}, thr);"),
-            var: thr,
-            read: None,
-        });
-    }
-    if let Some(rest) = t.strip_prefix("atomic_set(&stats_flush_threshold, ") {
-        return Some(Access {
-            stmt: format!("atomic_set(thr, {});", num(rest)?),
-            var: thr,
-            read: None,
-        });
-    }
-    if let Some(rest) = t.strip_prefix("READ_ONCE(CPU ") {
-        let c: usize = rest.split(' ').next()?.parse().ok()?;
-        return Some(Access {
-            stmt: format!("{{r}} = READ_ONCE(*state{c});"),
-            var: (format!("state{c}"), "int"),
-            read: after_eq(t),
-        });
-    }
-    if t.starts_with("READ_ONCE(vmstats.state[0])") {
-        return Some(Access {
-            stmt: "{r} = READ_ONCE(*agg);".into(),
-            var: ("agg".into(), "int"),
-            read: after_eq(t),
-        });
-    }
-    if let Some(rest) = t.strip_prefix("vmstats.state[0] = ") {
-        return Some(Access {
-            stmt: format!("WRITE_ONCE(*agg, {});", num(rest)?),
-            var: ("agg".into(), "int"),
-            read: None,
-        });
-    }
-    let lock = |name: &str| match name {
-        "stats_flush_lock" => Some(("flush_lock".to_string(), "spinlock_t")),
-        "cgroup_rstat_lock" => Some(("rstat_lock".to_string(), "spinlock_t")),
-        _ => None,
-    };
-    if let Some(rest) = t.strip_prefix("spin_trylock(&") {
-        let (name, val) = rest.split_once(") = ")?;
-        let (var, ty) = lock(name)?;
-        return Some(Access {
-            stmt: format!("{{r}} = spin_trylock({var});"),
-            var: (var, ty),
-            read: num(val),
-        });
-    }
-    for (prefix, call) in [
-        ("spin_lock(&", "spin_lock"),
-        ("spin_unlock(&", "spin_unlock"),
-    ] {
-        if let Some(rest) = t.strip_prefix(prefix) {
-            let (var, ty) = lock(rest.trim_end_matches(')'))?;
-            return Some(Access {
-                stmt: format!("{call}({var});"),
-                var: (var, ty),
-                read: None,
-            });
+/// The litmus name of `var`, or `None` for what the test leaves out.
+fn c_name(var: Var) -> Option<String> {
+    // Memcgs other than the root get a prefix, so names stay identifiers.
+    let m = |memcg: u8| {
+        if memcg == 0 {
+            String::new()
+        } else {
+            format!("m{memcg}_")
         }
+    };
+    let om = |memcg: Option<u8>| memcg.map_or(String::new(), m);
+    Some(match var {
+        Var::State { memcg, cpu } => format!("{}state{cpu}", m(memcg)),
+        Var::Aggregate { memcg } => format!("{}agg", m(memcg)),
+        Var::Threshold { memcg } => format!("{}thr", om(memcg)),
+        Var::Lock(LockName::StatsFlushLock) => "flush_lock".into(),
+        Var::Lock(LockName::CgroupRstatLock) => "rstat_lock".into(),
+        Var::Lock(LockName::StatsFlushOngoing) => "ongoing".into(),
+        Var::Lock(LockName::Other(name)) => name.into(),
+        Var::FlushTime => "flush_next_time".into(),
+        Var::Other { name, cpu: None } => name.into(),
+        Var::Other { name, cpu: Some(c) } => format!("{name}{c}"),
+        Var::StatePrev { .. }
+        | Var::Pending { .. }
+        | Var::StatsUpdates { .. }
+        | Var::Jiffies
+        | Var::Dwork
+        | Var::Flushing => return None,
+    })
+}
+
+/// The C type an access with `idiom` implies.
+fn c_type(idiom: Idiom) -> &'static str {
+    match idiom {
+        Idiom::SpinTrylock | Idiom::SpinLock | Idiom::SpinUnlock | Idiom::SpinIsLocked => {
+            "spinlock_t"
+        }
+        Idiom::AtomicRead
+        | Idiom::AtomicSet
+        | Idiom::AtomicAdd
+        | Idiom::AtomicXchg
+        | Idiom::AtomicCmpxchg => "atomic_t",
+        _ => "int",
     }
-    if let Some(rest) = t.strip_prefix("flush_next_time = ") {
-        // A plain C store: herd7 reports a data race if two are unordered.
-        return Some(Access {
-            stmt: format!("*flush_next_time = {};", num(rest)?),
-            var: ("flush_next_time".into(), "int"),
+}
+
+/// The statement for one access by `actor`; `Ok(None)` for accesses the
+/// test leaves out.
+fn translate(actor: Actor, a: Access) -> Result<Option<Stmt>, String> {
+    let Some(name) = c_name(a.var) else {
+        return Ok(None);
+    };
+    let this_cpu = matches!(
+        a.idiom,
+        Idiom::ThisCpuAdd
+            | Idiom::ThisCpuAddReturn
+            | Idiom::ThisCpuRead
+            | Idiom::ThisCpuWrite
+            | Idiom::ThisCpuXchg
+    );
+    if this_cpu {
+        let Var::State { cpu, .. } = a.var else {
+            // CPU-local: no other thread can observe it.
+            return Ok(None);
+        };
+        if actor != Actor::Cpu(cpu.into()) {
+            return Err(format!(
+                "not exported as a litmus test: {actor} used a this_cpu operation on {}, CPU {cpu}'s counter",
+                a.var
+            ));
+        }
+        // The owner is the only writer: its own reads are determined, and
+        // its updates are stores of the running value.
+        let Some(v) = a.op.written() else {
+            return Ok(None);
+        };
+        return Ok(Some(Stmt {
+            text: format!("WRITE_ONCE(*{name}, {v});"),
+            var: (name, "int"),
             read: None,
-        });
+        }));
     }
-    None
+    let var = (name.clone(), c_type(a.idiom));
+    let (text, read) = match (a.idiom, a.op) {
+        (Idiom::AtomicRead, Op::Read(x)) => (format!("{{r}} = atomic_read({name});"), Some(x)),
+        (Idiom::AtomicSet, Op::Write(x)) => (format!("atomic_set({name}, {x});"), None),
+        (Idiom::AtomicAdd, Op::Add { val, .. }) => (format!("atomic_add({val}, {name});"), None),
+        (Idiom::AtomicXchg, Op::Xchg { old, new }) => {
+            (format!("{{r}} = atomic_xchg({name}, {new});"), Some(old))
+        }
+        (Idiom::AtomicCmpxchg, Op::CmpXchg { old, new, ok: true }) => (
+            format!("{{r}} = atomic_cmpxchg({name}, {old}, {new});"),
+            Some(old),
+        ),
+        (Idiom::AtomicCmpxchg, Op::CmpXchg { ok: false, .. }) => {
+            return Err(format!(
+                "not exported as a litmus test: {actor}'s atomic_cmpxchg on {} failed, and the trace does not record the value it expected",
+                a.var
+            ))
+        }
+        (Idiom::ReadOnce, Op::Read(x)) => (format!("{{r}} = READ_ONCE(*{name});"), Some(x)),
+        (Idiom::Plain, Op::Read(x)) => (format!("{{r}} = *{name};"), Some(x)),
+        // The aggregate's `+=` under the lock is read locklessly.
+        (_, Op::Write(x)) if matches!(a.var, Var::Aggregate { .. }) => {
+            (format!("WRITE_ONCE(*{name}, {x});"), None)
+        }
+        (Idiom::WriteOnce, Op::Write(x)) => (format!("WRITE_ONCE(*{name}, {x});"), None),
+        // A plain C store: herd7 reports a data race if two are unordered.
+        (Idiom::Plain, Op::Write(x)) => (format!("*{name} = {x};"), None),
+        (Idiom::SpinTrylock, Op::CmpXchg { ok, .. }) => (
+            format!("{{r}} = spin_trylock({name});"),
+            Some(i64::from(ok)),
+        ),
+        (Idiom::SpinLock, _) => (format!("spin_lock({name});"), None),
+        (Idiom::SpinUnlock, _) => (format!("spin_unlock({name});"), None),
+        (Idiom::SpinIsLocked, Op::Read(x)) => (
+            format!("{{r}} = spin_is_locked({name});"),
+            Some(i64::from(x != 0)),
+        ),
+        (idiom, op) => {
+            return Err(format!(
+                "not exported as a litmus test: no LKMM form for {actor}'s {idiom:?} {op:?} on {}",
+                a.var
+            ))
+        }
+    };
+    Ok(Some(Stmt { text, var, read }))
 }
 
 /// The litmus test for `steps`, or why none is exported.
 pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
-    let mut sums = BTreeMap::new();
-    let mut per_actor: BTreeMap<Actor, Vec<Access>> = BTreeMap::new();
-    let mut vars: BTreeSet<(String, &'static str)> = BTreeSet::new();
+    let mut per_actor: BTreeMap<Actor, Vec<Stmt>> = BTreeMap::new();
+    let mut types: BTreeMap<String, &'static str> = BTreeMap::new();
     for s in steps {
-        if let Some(a) = translate(s, &mut sums) {
-            vars.insert(a.var.clone());
-            per_actor.entry(s.actor).or_default().push(a);
+        let Some(a) = s.access else { continue };
+        let Some(stmt) = translate(s.actor, a)? else {
+            continue;
+        };
+        let (v, ty) = &stmt.var;
+        match types.get(v) {
+            Some(t) if t != ty => {
+                return Err(format!(
+                    "not exported as a litmus test: {v} is accessed both as {t} and as {ty}"
+                ))
+            }
+            _ => {
+                types.insert(v.clone(), ty);
+            }
         }
+        per_actor.entry(s.actor).or_default().push(stmt);
     }
-    if vars.len() > MAX_VARIABLES {
-        let names: Vec<&str> = vars.iter().map(|(v, _)| v.as_str()).collect();
+    if types.len() > MAX_VARIABLES {
+        let names: Vec<&str> = types.keys().map(String::as_str).collect();
         return Err(format!(
             "not exported as a litmus test: the trace touches {} shared variables ({}), more than {MAX_VARIABLES}",
-            vars.len(),
+            types.len(),
             names.join(", ")
         ));
+    }
+    if !per_actor.values().flatten().any(|s| s.read.is_some()) {
+        return Err(
+            "not exported as a litmus test: the trace has no shared-memory load for `exists` to state"
+                .into(),
+        );
     }
     let mut out = String::new();
     let _ = writeln!(out, "C {name}\n");
@@ -178,27 +227,27 @@ pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
     let _ = writeln!(out, " *)\n");
     let _ = writeln!(out, "{{}}\n");
     let mut exists = Vec::new();
-    for (p, (actor, accesses)) in per_actor.iter().enumerate() {
-        let used: BTreeSet<&(String, &'static str)> = accesses.iter().map(|a| &a.var).collect();
+    for (p, (actor, stmts)) in per_actor.iter().enumerate() {
+        let used: BTreeSet<&(String, &'static str)> = stmts.iter().map(|s| &s.var).collect();
         let params: Vec<String> = used.iter().map(|(v, ty)| format!("{ty} *{v}")).collect();
         let _ = writeln!(out, "P{p}({}) /* {actor} */", params.join(", "));
         let _ = writeln!(out, "{{");
-        let regs = accesses.iter().filter(|a| a.stmt.contains("{r}")).count();
+        let regs = stmts.iter().filter(|s| s.text.contains("{r}")).count();
         if regs > 0 {
             let names: Vec<String> = (0..regs).map(|i| format!("r{i}")).collect();
             let _ = writeln!(out, "\tint {};\n", names.join(", "));
         }
         let mut r = 0;
-        for a in accesses {
-            if a.stmt.contains("{r}") {
+        for s in stmts {
+            if s.text.contains("{r}") {
                 let reg = format!("r{r}");
-                let _ = writeln!(out, "\t{}", a.stmt.replace("{r}", &reg));
-                if let Some(v) = a.read {
+                let _ = writeln!(out, "\t{}", s.text.replace("{r}", &reg));
+                if let Some(v) = s.read {
                     exists.push(format!("{p}:{reg}={v}"));
                 }
                 r += 1;
             } else {
-                let _ = writeln!(out, "\t{}", a.stmt);
+                let _ = writeln!(out, "\t{}", s.text);
             }
         }
         let _ = writeln!(out, "}}\n");
