@@ -37,7 +37,9 @@ fn on_config(variant: &str, cfg: &Config, backend: Backend, entry: &str) -> RunR
 }
 
 fn verdict(r: &RunResult, p: Property) -> (Verdict, String) {
-    let v = r.verdict(p).unwrap_or_else(|| panic!("{p} not judged: {r:?}"));
+    let v = r
+        .verdict(p)
+        .unwrap_or_else(|| panic!("{p} not judged: {r:?}"));
     (v.verdict, v.note.clone().unwrap_or_default())
 }
 
@@ -110,7 +112,11 @@ fn flusher_mutants_are_killed_by_exclusion_and_conservation() {
     let r = on_entry("mutant-no-locks", "epochs", "shuttle-random");
     assert_killed(&r, Property::Conservation);
     for b in ["shuttle-random", "shuttle-dfs"] {
-        let e = if b == "shuttle-dfs" { "no-periodic" } else { "pair" };
+        let e = if b == "shuttle-dfs" {
+            "no-periodic"
+        } else {
+            "pair"
+        };
         assert_killed(
             &on_entry("mutant-walk-skips-last-cpu", e, b),
             Property::Conservation,
@@ -152,7 +158,10 @@ fn ordering_mutants_are_killed_only_under_loom() {
         assert!(note.contains("data race on flush_time"), "{note}");
         let r = on_entry(m, "pair", "shuttle-random");
         assert_holds(&r, Property::FlushExclusion);
-        assert!(r.count(Property::FlushExclusion.coverage_event()) > 0, "{r:?}");
+        assert!(
+            r.count(Property::FlushExclusion.coverage_event()) > 0,
+            "{r:?}"
+        );
     }
 }
 
@@ -189,7 +198,10 @@ fn loom_outcomes_kill_threshold_mutants_without_periodic_work() {
         } else {
             assert_eq!(c.verdict, Verdict::Violated, "{c:?}");
             let note = c.note.as_deref().unwrap_or("");
-            assert!(note.contains("which no execution of v5.19 dominates"), "{note}");
+            assert!(
+                note.contains("which no execution of v5.19 dominates"),
+                "{note}"
+            );
         }
     }
 }
@@ -216,7 +228,12 @@ fn kernel_versions_hold_every_claim_they_make_with_coverage() {
     // the batch again afterwards.
     use memcg_flush_model::observe::Event;
     let r = on_entry("v6.0", "epochs", "shuttle-random");
-    for e in [Event::Skip, Event::SkipRacedReset, Event::RecrossAfterReset, Event::SecondReset] {
+    for e in [
+        Event::Skip,
+        Event::SkipRacedReset,
+        Event::RecrossAfterReset,
+        Event::SecondReset,
+    ] {
         assert!(r.count(e) > 0, "{} never happened: {r:?}", e.name());
     }
 }

@@ -54,8 +54,20 @@ const THR: Var = Var::Threshold { memcg: None };
 /// One v6.0 update of `val` on `cpu` that adds if it reads at most n.
 fn update(m: &Monitor, cpu: u8, val: i64, thr_before: i64, adds: bool) {
     let who = Actor::Cpu(cpu as usize);
-    access(m, who, state(cpu), Op::Add { val, new: val }, Idiom::ThisCpuAdd);
-    access(m, who, su(cpu), Op::Add { val, new: val }, Idiom::ThisCpuAddReturn);
+    access(
+        m,
+        who,
+        state(cpu),
+        Op::Add { val, new: val },
+        Idiom::ThisCpuAdd,
+    );
+    access(
+        m,
+        who,
+        su(cpu),
+        Op::Add { val, new: val },
+        Idiom::ThisCpuAddReturn,
+    );
     access(m, who, THR, Op::Read(thr_before), Idiom::AtomicRead);
     if adds {
         let new = thr_before + val;
@@ -91,9 +103,15 @@ fn no_lost_flush_compares_a_reader_decision_with_the_twin_gate() {
     decide(&m, READER, 3, false);
     m.finish();
     let v = violation(&shared, Property::NoLostFlush).expect("violated");
-    assert!(v.starts_with("no_lost_flush: reader 0 decided not to flush"), "{v}");
+    assert!(
+        v.starts_with("no_lost_flush: reader 0 decided not to flush"),
+        "{v}"
+    );
     assert!(v.contains("read stats_flush_threshold = 3"), "{v}");
-    assert!(v.contains("v5.19's gate over the same history reads stats_flush_threshold = 5"), "{v}");
+    assert!(
+        v.contains("v5.19's gate over the same history reads stats_flush_threshold = 5"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -126,7 +144,13 @@ fn the_twin_resets_only_after_a_flush_that_walked() {
     update(&m, 0, 3, 0, true);
     m.observe(Actor::Periodic, Obs::Trace(Tp::FlushBegin { root: 0 }));
     for c in 0..2 {
-        access(&m, Actor::Periodic, state(c), Op::Read(3 - 3 * c as i64), Idiom::ReadOnce);
+        access(
+            &m,
+            Actor::Periodic,
+            state(c),
+            Op::Read(3 - 3 * c as i64),
+            Idiom::ReadOnce,
+        );
     }
     access(&m, Actor::Periodic, THR, Op::Write(0), Idiom::AtomicSet);
     m.observe(Actor::Periodic, Obs::Trace(Tp::FlushEnd));
@@ -151,13 +175,22 @@ fn the_same_schedule_twin_lands_a_skipped_add_at_the_next_step() {
     access(&m, Actor::Periodic, THR, Op::Write(0), Idiom::AtomicSet);
     m.observe(Actor::Periodic, Obs::Trace(Tp::FlushEnd));
     // CPU 1's next step: v5.19's add would land here, after the reset.
-    access(&m, CPU1, state(1), Op::Add { val: 3, new: 6 }, Idiom::ThisCpuAdd);
+    access(
+        &m,
+        CPU1,
+        state(1),
+        Op::Add { val: 3, new: 6 },
+        Idiom::ThisCpuAdd,
+    );
     decide(&m, READER, 0, false);
     m.finish();
     // In the outcome sense the skipped add went before the reset.
     assert_eq!(violation(&shared, Property::NoLostFlush), None);
     let v = violation(&shared, Property::NoLostFlushSameSchedule).expect("violated");
-    assert!(v.starts_with("no_lost_flush_same_schedule: reader 0"), "{v}");
+    assert!(
+        v.starts_with("no_lost_flush_same_schedule: reader 0"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -168,7 +201,10 @@ fn conservation_fails_on_a_lost_update() {
     m.observe(Actor::Main, Obs::Final { memcg: 0, value: 3 });
     m.finish();
     let v = violation(&shared, Property::Conservation).expect("violated");
-    assert!(v.contains("memcg->vmstats.state = 3, but the updates sum to 5"), "{v}");
+    assert!(
+        v.contains("memcg->vmstats.state = 3, but the updates sum to 5"),
+        "{v}"
+    );
     let (m, shared) = monitor(&cfg());
     update(&m, 0, 3, 0, true);
     m.observe(Actor::Main, Obs::Final { memcg: 0, value: 3 });
@@ -184,7 +220,10 @@ fn monotonic_reads_fails_when_a_read_goes_down() {
     m.observe(READER, Obs::Read { memcg: 0, value: 2 });
     m.finish();
     let v = violation(&shared, Property::MonotonicReads).expect("violated");
-    assert_eq!(v, "monotonic_reads: reader 0 read memcg->vmstats.state = 3, then 2");
+    assert_eq!(
+        v,
+        "monotonic_reads: reader 0 read memcg->vmstats.state = 3, then 2"
+    );
     // Main reads after every reader has been joined: not below any of them.
     let (m, shared) = monitor(&cfg());
     m.observe(READER, Obs::Read { memcg: 0, value: 4 });
@@ -219,21 +258,27 @@ fn staleness_properties_judge_no_flush_decisions() {
     // 5 pages stale > MEMCG_CHARGE_BATCH * nr_cpus = 2; gated 5 > 4.
     let c1 = violation(&shared, Property::DocumentedErrorBound).expect("violated");
     assert!(c1.contains("with 5 pages missing"), "{c1}");
-    assert!(c1.contains("residue 0, counted 3, skipped 2, lost 0"), "{c1}");
+    assert!(
+        c1.contains("residue 0, counted 3, skipped 2, lost 0"),
+        "{c1}"
+    );
     let nw = violation(&shared, Property::NoWorseThanBaseline).expect("violated");
     assert!(nw.contains("more than the 4 v5.19 can leave"), "{nw}");
 }
 
 #[test]
 fn flush_time_bound_measures_age_in_ticks() {
-    let cfg = Config {
-        ticks: 4,
-        ..cfg()
-    };
+    let cfg = Config { ticks: 4, ..cfg() };
     let (m, shared) = monitor(&cfg);
     update(&m, 0, 3, 0, true);
     for t in 1..=3 {
-        access(&m, Actor::Clock, Var::Jiffies, Op::Write(t), Idiom::WriteOnce);
+        access(
+            &m,
+            Actor::Clock,
+            Var::Jiffies,
+            Op::Write(t),
+            Idiom::WriteOnce,
+        );
     }
     m.observe(READER, Obs::Read { memcg: 0, value: 0 });
     m.finish();
@@ -266,7 +311,11 @@ fn ghost_forms_are_not_checked_without_sequential_consistency() {
         Property::DocumentedErrorBound,
         Property::NoLostFlushSameSchedule,
     ] {
-        assert_eq!(violation(&shared, p), None, "{p} is judged in execution order");
+        assert_eq!(
+            violation(&shared, p),
+            None,
+            "{p} is judged in execution order"
+        );
     }
 }
 

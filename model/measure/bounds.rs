@@ -4,10 +4,12 @@
 //! 11192d9c124d).
 //!
 //! Every figure is a maximum over the executions a search ran, with the
-//! trace of one execution that reached it. Under shuttle the searches are
-//! sampled, so a maximum is a lower bound of the true one; a loom search
-//! without a preemption bound covers every execution, but its staleness is
-//! taken in loom's execution order.
+//! trace of one execution that reached it. Sampled shuttle searches give
+//! lower bounds of the true maxima; the depth-first search
+//! ([`Backend::ShuttleDfs`]) covers every sequentially consistent
+//! interleaving, so its maxima are exact and are compared with the derived
+//! worst case ([`crate::measure::derived`]). Under loom staleness is taken
+//! in loom's execution order, which a relaxed load may not agree with.
 
 use std::time::Duration;
 
@@ -32,6 +34,10 @@ pub struct Bound {
     pub executions: u64,
     /// Whether the planned search finished.
     pub finished: bool,
+    /// Whether the search finished and covered every sequentially
+    /// consistent execution (the only searches compared with the derived
+    /// worst case).
+    pub exhaustive: bool,
     /// `MEMCG_CHARGE_BATCH * nr_cpus`, the documented bound (C1).
     pub documented: i64,
     /// Largest staleness at a reader's decision not to flush.
@@ -42,8 +48,9 @@ pub struct Bound {
     /// Largest residue + counted + skipped at a no-flush decision (the
     /// staleness without pages lost to a racing reset).
     pub since_reset: i64,
-    /// The worst case derived from the arithmetic ([`crate::derived`]), for
-    /// v5.19 and v6.0; `None` where the derivation does not apply.
+    /// The worst case derived from the arithmetic
+    /// ([`crate::measure::derived`]), for v5.19 and v6.0; `None` where the
+    /// derivation does not apply.
     pub derived: Option<crate::measure::derived::Derived>,
     /// Largest staleness a reader read after deciding to flush.
     pub stale_after_flush_call: i64,
@@ -61,7 +68,9 @@ pub struct Bound {
     /// Threshold RMWs per `__mod_memcg_state()` call, over all executions.
     pub rmws_per_update: f64,
     /// `no_worse_than_baseline`: whether `stale_at_no_flush` is at most
-    /// v5.19's on the same configuration (None when v5.19 was not measured).
+    /// v5.19's on the same configuration, derived where the derivation
+    /// applies, measured otherwise (`None` when neither is known; see
+    /// [`compare_with_baseline`]).
     pub no_worse_than_baseline: Option<bool>,
     /// A trace reaching `stale_at_no_flush`.
     #[serde(skip)]
@@ -164,10 +173,14 @@ pub fn measure(
     backend: &Backend,
     budget: Duration,
 ) -> Bound {
-    let mut plan = monitor_plan(variant, registry, cfg, backend)
-        .unwrap_or_else(|_| crate::observe::monitor::MonitorPlan::new(cfg, true));
+    // A twin that cannot be resolved only costs the twin properties, which
+    // bounds does not report.
+    let mut plan = monitor_plan(variant, registry, cfg, backend).unwrap_or_else(|_| {
+        crate::observe::monitor::MonitorPlan::new(cfg, backend.sequentially_consistent())
+    });
     plan.trace = true;
     let (e, shared) = explore_variant(variant, plan, backend, Shard::default(), budget, None);
+    let finished = matches!(e.outcome, Outcome::Finished);
     let m = &shared.measures;
     let (stale, split, witness) = m.stale_at_no_flush.get().unwrap_or((0, [0; 4], Vec::new()));
     let updates = m
@@ -179,7 +192,8 @@ pub fn measure(
         variant: variant.name.to_string(),
         search: backend.search(),
         executions: e.executions,
-        finished: matches!(e.outcome, Outcome::Finished),
+        finished,
+        exhaustive: finished && backend.exhaustive() && backend.sequentially_consistent(),
         documented: cfg.batch * cfg.cpus as i64,
         stale_at_no_flush: stale,
         split,
@@ -241,6 +255,7 @@ pub fn measure_sampled(
     }
     best.executions = runs.iter().map(|r| r.executions).sum();
     best.finished = runs.iter().all(|r| r.finished);
+    best.exhaustive = false;
     best.search =
         format!("shuttle random + PCT depth 3, {iterations} schedules each, seed 1 (sampled)");
     best
@@ -256,7 +271,7 @@ pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::measure::de
 }
 
 /// [`measure`] by an exhaustive sequentially consistent search (shuttle,
-/// depth first), stopped at `max_schedules` or `budget`.
+/// depth first, with sleep sets), stopped at `max_schedules` or `budget`.
 pub fn measure_exhaustive(
     cfg: &Config,
     variant: &Variant,
@@ -276,7 +291,7 @@ impl Bound {
     /// ones (`None` when either is missing).
     pub fn matches_derived(&self) -> Option<bool> {
         let d = self.derived.as_ref()?;
-        if !(self.finished && self.search.contains("exhaustive")) {
+        if !self.exhaustive {
             return None;
         }
         Some(self.since_reset == d.since_reset && Some(self.stale_at_no_flush) == d.worst)
