@@ -433,7 +433,7 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
             .entries
             .iter()
             .filter(|e| {
-                e.backends.iter().any(|b| {
+                e.backends.iter().filter(|b| plan.runs_backend(b)).any(|b| {
                     plan.variants
                         .iter()
                         .any(|v| crate::check::judged(*p, v, &e.cfg, b))

@@ -28,7 +28,8 @@ pub enum Property {
     NoWorseThanBaseline,
     /// See [`flush_time_bound`].
     FlushTimeBound,
-    /// See [`no_lost_flush_same_schedule`].
+    /// [`no_lost_flush`] with the twin on the same schedule (a finding, not
+    /// a claim the kernel makes).
     NoLostFlushSameSchedule,
 }
 
