@@ -5,8 +5,10 @@
 //! ```
 //!
 //! Each test runs `flushcheck` on one configuration with loom only, so that
-//! cells run in parallel worker processes, and checks every cell's verdict.
-//! Unbounded searches are exhaustive; the rest state their bound.
+//! searches run in parallel worker processes, and checks every cell. An
+//! unbounded loom search covers every execution but those loom 0.7.3's
+//! load-then-RMW gap hides (tests/loom_gap.rs), so no cell here is called
+//! exhaustive.
 #![cfg(loom)]
 
 use serde_json::Value;
@@ -27,13 +29,11 @@ fn loom_matrix(args: &[&str]) -> (i32, Vec<Value>) {
     (code, cells)
 }
 
-/// Kernel variants hold; for v6.0 the races behind `covered` happened.
-/// Without the periodic flusher only one flusher runs concurrently, so the
-/// flusher-flusher races of monotonic_reads and flush_exclusion cannot occur.
-fn assert_kernel_holds(cells: &[Value], exhaustive: bool, covered: &[&str]) {
+/// Kernel versions hold; for v6.0 the races behind `covered` happened.
+fn assert_kernel_holds(cells: &[Value], covered: &[&str]) {
     for c in cells.iter().filter(|c| c["kind"] == "kernel") {
         assert_eq!(c["verdict"], "holds", "{c}");
-        assert_eq!(c["exhaustive"], exhaustive, "{c}");
+        assert_eq!(c["exhaustive"], false, "{c}");
         if c["variant"] == "v6.0" && covered.iter().any(|p| c["property"] == *p) {
             assert!(
                 c["coverage"].as_u64().unwrap() > 0,
@@ -43,23 +43,12 @@ fn assert_kernel_holds(cells: &[Value], exhaustive: bool, covered: &[&str]) {
     }
 }
 
-/// With one concurrent flusher, unbounded loom explores only 20 v6.0
-/// executions with a skip on the default values, none of them racing a
-/// reset (shuttle PCT sees the race 851 times in 20,000 schedules of the same
-/// configuration), so only conservation's race is required here.
-const ONE_FLUSHER: &[&str] = &["conservation"];
-const ALL: &[&str] = &[
-    "no_lost_flush",
-    "conservation",
-    "monotonic_reads",
-    "flush_exclusion",
-];
-
-/// No periodic flusher: 2 CPUs and a reader, every interleaving. The
-/// threshold mutants are killed by the differential no_lost_flush. (The lock
-/// mutants need two concurrent flushers, so they are not run here.)
+/// No periodic work: 2 CPUs and a reader, every execution loom reaches.
+/// The threshold mutants produce outcomes no v5.19 outcome dominates.
+/// (Unbounded, loom never sees v6.0 skip while a flush runs here: the
+/// load-then-RMW gap of tests/loom_gap.rs.)
 #[test]
-fn default_scenario_without_periodic_flusher_exhaustively() {
+fn two_cpus_without_periodic_work_unbounded() {
     let (code, cells) = loom_matrix(&[
         "--variant",
         "v5.19,v6.0,mutant-skip-off-by-one,mutant-load-store-bump",
@@ -68,7 +57,7 @@ fn default_scenario_without_periodic_flusher_exhaustively() {
         "unbounded",
     ]);
     assert_eq!(code, 0, "a kernel variant failed or a mutant survived");
-    assert_kernel_holds(&cells, true, ONE_FLUSHER);
+    assert_kernel_holds(&cells, &["conservation"]);
     for m in ["mutant-skip-off-by-one", "mutant-load-store-bump"] {
         let c = cells
             .iter()
@@ -78,10 +67,9 @@ fn default_scenario_without_periodic_flusher_exhaustively() {
     }
 }
 
-/// Two updates per CPU, one of them a huge page (|val| > 2 * batch),
-/// every interleaving.
+/// Two updates per CPU, one of them a huge page (|val| > 2 * batch).
 #[test]
-fn huge_page_updates_exhaustively() {
+fn huge_page_updates_unbounded() {
     let (code, cells) = loom_matrix(&[
         "--variant",
         "v5.19,v6.0",
@@ -96,33 +84,40 @@ fn huge_page_updates_exhaustively() {
         "unbounded",
     ]);
     assert_eq!(code, 0);
-    assert_kernel_holds(&cells, true, ONE_FLUSHER);
+    assert_kernel_holds(&cells, &["conservation"]);
 }
 
-/// Three CPUs and a reader at preemption bound 3 (unbounded did not finish
-/// 1.8 million executions in 150 s).
+/// Three CPUs and a reader at preemption bound 2.
 #[test]
-fn three_cpus_at_three_preemptions() {
+fn three_cpus_at_two_preemptions() {
     let (code, cells) = loom_matrix(&[
         "--variant",
-        "v5.19,v6.0",
+        "v5.19,v6.0,benign-cas-skip",
         "--cpus",
         "3",
         "--val",
         "2,2,3",
         "--no-periodic",
         "--loom-preemptions",
-        "3",
+        "2",
     ]);
     assert_eq!(code, 0);
-    assert_kernel_holds(&cells, false, ONE_FLUSHER);
+    assert_kernel_holds(&cells, &["conservation", "no_lost_flush"]);
 }
 
-/// The default scenario, periodic flusher included, at preemption bound 3:
-/// one more than the default matrix.
+/// The suite's loom entries at preemption bound 3 (the default run uses 1
+/// or 2), every variant of the catalogue.
 #[test]
-fn default_scenario_at_three_preemptions() {
+fn the_suite_at_three_preemptions() {
     let (code, cells) = loom_matrix(&["--loom-preemptions", "3"]);
-    assert_eq!(code, 0, "a kernel variant failed or a mutant survived");
-    assert_kernel_holds(&cells, false, ALL);
+    assert_eq!(code, 0, "a must-hold cell failed or a mutant survived");
+    assert_kernel_holds(
+        &cells,
+        &[
+            "no_lost_flush",
+            "conservation",
+            "monotonic_reads",
+            "flush_exclusion",
+        ],
+    );
 }
