@@ -288,10 +288,20 @@ fn finding_tail(f: &Finding, width: usize) -> Result<String, String> {
 /// mutants fuzzed that nothing killed.
 pub fn summary(r: &FuzzReport, spec: &FuzzSpec) -> String {
     let kills = r.violations(false);
+    let mutants: Vec<&Variant> = spec
+        .variants
+        .iter()
+        .filter(|v| v.kind == Kind::Mutant)
+        .collect();
+    let killed = mutants
+        .iter()
+        .filter(|v| kills.iter().any(|(n, _)| *n == v.name))
+        .count();
+    let mutants_n = mutants.len();
     let mut out = format!(
         "fuzz: {} configurations ({} rejected, {} repeats skipped), {} searches, {} schedules \
          in {:.1} s ({:.2} configurations/s), {:.1} s shrinking; must-hold violations {}, \
-         mutant kills {}; {}\n",
+         mutants killed {killed}/{mutants_n} ({} kills); {}\n",
         r.configs,
         r.rejected,
         r.repeats,
@@ -319,7 +329,7 @@ pub fn summary(r: &FuzzReport, spec: &FuzzSpec) -> String {
                 .unwrap_or_default()
         );
     }
-    for v in spec.variants.iter().filter(|v| v.kind == Kind::Mutant) {
+    for v in mutants {
         if kills.iter().any(|(n, _)| *n == v.name) {
             continue;
         }
