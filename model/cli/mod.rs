@@ -8,6 +8,7 @@ pub mod args;
 pub mod bench;
 pub mod bounds;
 pub mod explain;
+pub mod fuzz;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
@@ -49,6 +50,10 @@ enum Command {
     /// Measure the checkers: executions per second per backend, time to
     /// the first counterexample per mutant over seeds, and search growth.
     Perf(perf::PerfArgs),
+    /// Search seeded random configurations within stated bounds for a time
+    /// budget; shrink every violation to the smallest configuration and
+    /// schedule.
+    Fuzz(fuzz::FuzzArgs),
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge(merge::MergeArgs),
@@ -128,6 +133,7 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         Some(Command::Bounds(a)) => bounds::bounds(a, &registry),
         Some(Command::Bench(a)) => bench::bench(a, &registry),
         Some(Command::Perf(a)) => perf::perf(a, &registry),
+        Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");
