@@ -26,8 +26,7 @@ fn rows(out: &str) -> Vec<String> {
     diagram(out)
         .lines()
         .filter(|l| {
-            l.trim_start()
-                .split_whitespace()
+            l.split_whitespace()
                 .next()
                 .is_some_and(|w| w.parse::<usize>().is_ok())
         })

@@ -187,8 +187,16 @@ pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
     let mut plan = monitor_plan(&variant, registry, &spec.cfg, &spec.backend)?;
     plan.collect_outcomes = spec.collect;
     let budget = Duration::from_secs_f64(spec.budget_secs);
-    let (e, shared) = explore_variant(&variant, plan, &spec.backend, spec.shard, budget, None);
-    let mut search = spec.backend.search();
+    // PCT refuses a scenario with no concurrency (one CPU and main alone):
+    // there is only one schedule, which a random search runs as well.
+    let backend = match spec.backend {
+        Backend::ShuttlePct {
+            iterations, seed, ..
+        } if spec.cfg.threads() <= 2 => Backend::ShuttleRandom { iterations, seed },
+        ref b => b.clone(),
+    };
+    let (e, shared) = explore_variant(&variant, plan, &backend, spec.shard, budget, None);
+    let mut search = backend.search();
     if spec.shard.count > 1 {
         search = format!("{search}, shard {}/{}", spec.shard.index, spec.shard.count);
     }
