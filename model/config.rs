@@ -34,6 +34,16 @@ pub struct Config {
     /// deferrable timer; B11 in the reference notes).
     #[serde(default)]
     pub late: usize,
+    /// The memcg tree below `root_mem_cgroup` (memcg 0): entry `i` is the
+    /// parent of memcg `i + 1`. Empty: the root alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tree: Vec<u8>,
+    /// The memcg each CPU charges, cycled over CPUs. Empty: the root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charge: Vec<u8>,
+    /// The memcg each reader reads, cycled over readers. Empty: the root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<u8>,
 }
 
 impl Default for Config {
@@ -50,6 +60,9 @@ impl Default for Config {
             periodic: true,
             ticks: 0,
             late: 0,
+            tree: Vec::new(),
+            charge: Vec::new(),
+            read: Vec::new(),
         }
     }
 }
@@ -69,6 +82,9 @@ impl Config {
             periodic: false,
             ticks: 0,
             late: 0,
+            tree: Vec::new(),
+            charge: Vec::new(),
+            read: Vec::new(),
         }
     }
 
@@ -86,6 +102,9 @@ impl Config {
             periodic: true,
             ticks: 6,
             late: 0,
+            tree: Vec::new(),
+            charge: Vec::new(),
+            read: Vec::new(),
         }
     }
 
@@ -99,9 +118,65 @@ impl Config {
         self.vals[(cpu * self.updates + k) % self.vals.len()]
     }
 
-    /// Sum of all updates: what the aggregate must reach (`conservation`).
+    /// Sum of all updates: what the root's aggregate must reach
+    /// (`conservation`).
     pub fn total(&self) -> i64 {
         (0..self.cpus)
+            .flat_map(|c| (0..self.updates).map(move |k| (c, k)))
+            .map(|(c, k)| self.val(c, k))
+            .sum()
+    }
+
+    /// Memcgs in the tree, the root included.
+    pub fn memcgs(&self) -> usize {
+        self.tree.len() + 1
+    }
+
+    /// The parent of memcg `m`; `None` for the root.
+    pub fn parent(&self, m: u8) -> Option<u8> {
+        (m > 0).then(|| self.tree[m as usize - 1])
+    }
+
+    /// Whether memcg `d` is `m` or below it.
+    pub fn in_subtree(&self, d: u8, m: u8) -> bool {
+        let mut x = Some(d);
+        while let Some(y) = x {
+            if y == m {
+                return true;
+            }
+            x = self.parent(y);
+        }
+        false
+    }
+
+    /// `m` and its ancestors, bottom-up.
+    pub fn ancestry(&self, m: u8) -> Vec<u8> {
+        std::iter::successors(Some(m), |&x| self.parent(x)).collect()
+    }
+
+    /// The memcg CPU `cpu` charges.
+    pub fn charge_of(&self, cpu: usize) -> u8 {
+        if self.charge.is_empty() {
+            0
+        } else {
+            self.charge[cpu % self.charge.len()]
+        }
+    }
+
+    /// The memcg reader `r` reads.
+    pub fn read_of(&self, r: usize) -> u8 {
+        if self.read.is_empty() {
+            0
+        } else {
+            self.read[r % self.read.len()]
+        }
+    }
+
+    /// Sum of the updates charged to `m`'s subtree: what `m`'s hierarchical
+    /// aggregate must reach.
+    pub fn total_of(&self, m: u8) -> i64 {
+        (0..self.cpus)
+            .filter(|c| self.in_subtree(self.charge_of(*c), m))
             .flat_map(|c| (0..self.updates).map(move |k| (c, k)))
             .map(|(c, k)| self.val(c, k))
             .sum()
@@ -146,6 +221,45 @@ impl Config {
         if self.ticks > 1000 {
             return Err(format!("--ticks {}: at most 1000", self.ticks));
         }
+        if self.tree.len() > 7 {
+            return Err(format!(
+                "--tree: {} memcgs below the root; at most 7",
+                self.tree.len()
+            ));
+        }
+        if let Some((i, p)) = self
+            .tree
+            .iter()
+            .enumerate()
+            .find(|(i, p)| **p as usize > *i)
+        {
+            return Err(format!(
+                "--tree: memcg {} has parent {p}; a parent must come before its child (at most {i})",
+                i + 1
+            ));
+        }
+        let n = self.memcgs();
+        if n * self.cpus > 64 {
+            return Err(format!(
+                "--cpus {}: with {n} memcgs at most {} CPUs (64 memcg-CPU pairs)",
+                self.cpus,
+                64 / n
+            ));
+        }
+        if self.ticks > 0 && n > 1 {
+            return Err(format!(
+                "--ticks {}: abstract time is modelled for the root alone; drop --tree",
+                self.ticks
+            ));
+        }
+        for (flag, list) in [("--charge", &self.charge), ("--read", &self.read)] {
+            if let Some(m) = list.iter().find(|m| **m as usize >= n) {
+                return Err(format!(
+                    "{flag} {m}: no such memcg; the tree has memcgs 0..={}",
+                    n - 1
+                ));
+            }
+        }
         if self.threads() > max_threads {
             let clock = if self.ticks > 0 { " + 1 clock" } else { "" };
             return Err(format!(
@@ -181,6 +295,21 @@ impl fmt::Display for Config {
         )?;
         if self.ticks > 0 {
             write!(f, " ticks={} late={}", self.ticks, self.late)?;
+        }
+        let list = |v: &[u8]| {
+            v.iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        if !self.tree.is_empty() {
+            write!(f, " tree={}", list(&self.tree))?;
+        }
+        if !self.charge.is_empty() {
+            write!(f, " charge={}", list(&self.charge))?;
+        }
+        if !self.read.is_empty() {
+            write!(f, " read={}", list(&self.read))?;
         }
         Ok(())
     }

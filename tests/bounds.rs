@@ -282,6 +282,9 @@ fn derived_closed_forms() {
             periodic,
             ticks: 0,
             late: 0,
+            tree: Vec::new(),
+            charge: Vec::new(),
+            read: Vec::new(),
         })
         .expect("non-negative")
     };

@@ -80,6 +80,9 @@ fn sleep_sets_change_neither_verdicts_nor_maxima() {
         periodic: false,
         ticks: 0,
         late: 0,
+        tree: Vec::new(),
+        charge: Vec::new(),
+        read: Vec::new(),
     };
     let configs = [
         base.clone(),

@@ -24,6 +24,9 @@ fn cfg() -> Config {
         periodic: true,
         ticks: 0,
         late: 0,
+        tree: Vec::new(),
+        charge: Vec::new(),
+        read: Vec::new(),
     }
 }
 

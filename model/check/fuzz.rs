@@ -117,6 +117,9 @@ pub fn draw(seed: u64, k: u64, b: &Bounds) -> Config {
         periodic,
         ticks,
         late,
+        tree: Vec::new(),
+        charge: Vec::new(),
+        read: Vec::new(),
     })
 }
 

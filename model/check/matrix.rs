@@ -30,6 +30,8 @@ pub enum Expect {
     Holds,
     /// A mutant's designated killer: must be violated.
     Killed,
+    /// A kernel version's pinned finding: must be violated.
+    Finding,
     /// Anything goes (a mutant's other cells, refuted claims).
     Any,
 }
@@ -280,7 +282,13 @@ pub struct Matrix {
 fn work(plan: &Plan) -> Vec<(RunSpec, bool)> {
     let mut specs = Vec::new();
     let mut add = |v: &str, hidden: bool| {
-        for e in &plan.suite.entries {
+        let family = plan
+            .registry
+            .iter()
+            .chain(&plan.variants)
+            .find(|x| x.name == v)
+            .map_or(crate::protocol::Family::Global, |x| x.family);
+        for e in plan.suite.entries.iter().filter(|e| e.applies_to(family)) {
             for b in e.backends.iter().filter(|b| plan.runs_backend(b)) {
                 let loom = matches!(b, Backend::Loom { .. });
                 if hidden && !loom {
@@ -533,6 +541,14 @@ fn expectation(variant: &Variant, property: Property, backend: &str) -> Expect {
         .killed_by
         .iter()
         .any(|(p, backends)| *p == property && backends.iter().any(|b| b == backend));
+    let finding = variant.findings.iter().find(|(p, _)| *p == property);
+    if let Some((_, backends)) = finding {
+        return if backends.iter().any(|b| b == backend) {
+            Expect::Finding
+        } else {
+            Expect::Any
+        };
+    }
     match variant.kind {
         k if k.must_hold() && property.refutable_claim() => Expect::Any,
         k if k.must_hold() => Expect::Holds,
@@ -620,7 +636,7 @@ fn cell(v: &Variant, p: Property, backend: &str, runs: &[&RunResult]) -> Cell {
     let expect = expectation(v, p, backend);
     let ok = match expect {
         Expect::Holds => verdict == Verdict::Holds,
-        Expect::Killed => verdict == Verdict::Violated,
+        Expect::Killed | Expect::Finding => verdict == Verdict::Violated,
         Expect::Any => true,
     };
     let mut searches: Vec<String> = runs.iter().map(|r| r.search.clone()).collect();
@@ -705,7 +721,7 @@ pub fn merge_shards(cells: &[Cell]) -> Vec<Cell> {
             }
             merged.ok = match merged.expect {
                 Expect::Holds => merged.verdict == Verdict::Holds,
-                Expect::Killed => merged.verdict == Verdict::Violated,
+                Expect::Killed | Expect::Finding => merged.verdict == Verdict::Violated,
                 Expect::Any => true,
             };
             merged

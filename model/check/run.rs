@@ -12,7 +12,7 @@ use crate::measure::derived;
 use crate::observe::coverage::Event;
 use crate::observe::monitor::{MonitorPlan, ReaderOutcome, Shared};
 use crate::observe::property::{self, Property};
-use crate::protocol::Variant;
+use crate::protocol::{Family, Variant};
 
 use super::scenario::FlushScenario;
 
@@ -124,6 +124,21 @@ pub fn judged(p: Property, variant: &Variant, cfg: &Config, backend: &Backend) -
     if p == Property::FlushTimeBound && cfg.ticks == 0 {
         return false;
     }
+    if p.per_memcg_only() && variant.family != Family::PerMemcg {
+        return false;
+    }
+    // The baseline is v5.19's derived worst case, a global-threshold bound.
+    if p == Property::NoWorseThanBaseline && variant.family != Family::Global {
+        return false;
+    }
+    // Claims about a tree (C12) and B9's sibling setting need one.
+    if matches!(
+        p,
+        Property::AncestorsFlushable | Property::QuiescentReadExact
+    ) && cfg.memcgs() < 2
+    {
+        return false;
+    }
     true
 }
 
@@ -145,7 +160,11 @@ pub fn monitor_plan(
         })?);
         plan.twin_name = twin.clone();
     }
-    plan.baseline_since_reset = derived::derive(cfg).ok().map(|d| d.since_reset);
+    plan.family = variant.family;
+    plan.trigger = variant.trigger_on(cfg);
+    if variant.family == Family::Global {
+        plan.baseline_since_reset = derived::derive(cfg).ok().map(|d| d.since_reset);
+    }
     Ok(plan)
 }
 

@@ -16,7 +16,6 @@ use crate::explore::{ModelJoinHandle, Platform, Scenario, StartGate, ThreadCtx};
 use crate::kernel::{atomic_add, atomic_read, atomic_set, read_once, write_once, Atomic};
 use crate::observe::monitor::{Monitor, Shared, FLUSH_TIME};
 use crate::observe::obs::{Actor, Obs, Sink, Var};
-use crate::protocol::memcg::ROOT_MEM_CGROUP;
 use crate::protocol::{Build, Env, Protocol, Variant};
 
 /// One variant on one configuration, reporting into `shared`.
@@ -79,12 +78,9 @@ impl Scenario for FlushScenario {
                     Actor::Cpu(cpu),
                     Box::new(move || {
                         for k in 0..cfg.updates {
-                            let val = cfg.val(cpu, k);
-                            p.mod_memcg_state(ROOT_MEM_CGROUP, val);
-                            P::emit(|| Obs::UpdateDone {
-                                memcg: ROOT_MEM_CGROUP,
-                                val,
-                            });
+                            let (memcg, val) = (cfg.charge_of(cpu), cfg.val(cpu, k));
+                            p.mod_memcg_state(memcg, val);
+                            P::emit(|| Obs::UpdateDone { memcg, val });
                         }
                     }),
                 )
@@ -93,6 +89,7 @@ impl Scenario for FlushScenario {
         let readers: Vec<_> = (0..cfg.readers)
             .map(|r| {
                 let (p, t, reads) = (proto.clone(), timer.clone(), cfg.reads);
+                let memcg = cfg.read_of(r);
                 spawn(
                     Actor::Reader(r),
                     Box::new(move || {
@@ -100,11 +97,11 @@ impl Scenario for FlushScenario {
                             if timed {
                                 atomic_add(1, &t.flushing);
                             }
-                            p.mem_cgroup_flush_stats(ROOT_MEM_CGROUP);
+                            p.mem_cgroup_flush_stats(memcg);
                             if timed {
                                 atomic_add(-1, &t.flushing);
                             }
-                            read(&*p, ROOT_MEM_CGROUP);
+                            read(&*p, memcg);
                         }
                     }),
                 )
@@ -144,18 +141,32 @@ impl Scenario for FlushScenario {
         }
         // The quiescent reader: every update is done and every thread joined.
         P::emit(|| Obs::Quiescent);
-        proto.mem_cgroup_flush_stats(ROOT_MEM_CGROUP);
-        read(&*proto, ROOT_MEM_CGROUP);
-        // One more flush; nothing else runs.
+        for memcg in quiescent_reads(cfg) {
+            proto.mem_cgroup_flush_stats(memcg);
+            read(&*proto, memcg);
+        }
+        // One more flush of the whole tree; nothing else runs.
         proto.flush();
-        let value = proto.memcg_page_state(ROOT_MEM_CGROUP);
-        P::emit(|| Obs::Final {
-            memcg: ROOT_MEM_CGROUP,
-            value,
-        });
+        for memcg in 0..cfg.memcgs() as u8 {
+            let value = proto.memcg_page_state(memcg);
+            P::emit(|| Obs::Final { memcg, value });
+        }
         monitor.finish();
         P::uninstall();
     }
+}
+
+/// The memcgs main reads once quiescent: each memcg the readers read, in
+/// reader order (the root if there are no readers).
+fn quiescent_reads(cfg: &Config) -> Vec<u8> {
+    let mut out: Vec<u8> = Vec::new();
+    for r in 0..cfg.readers.max(1) {
+        let m = cfg.read_of(r);
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
 }
 
 /// A reader's `memcg_page_state()`, reported as the value it read.

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::explore::Backend;
+use crate::protocol::Family;
 
 /// One configuration of the suite and the searches it gets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,6 +25,20 @@ pub struct Entry {
     pub cfg: Config,
     /// The searches.
     pub backends: Vec<Backend>,
+    /// The protocol families it is run for.
+    #[serde(default = "global_only")]
+    pub families: Vec<Family>,
+}
+
+fn global_only() -> Vec<Family> {
+    vec![Family::Global]
+}
+
+impl Entry {
+    /// Whether the matrix runs `family`'s variants on this entry.
+    pub fn applies_to(&self, family: Family) -> bool {
+        self.families.contains(&family)
+    }
 }
 
 /// The suite: entries in report order.
@@ -110,11 +125,34 @@ impl Suite {
             why: why.into(),
             cfg,
             backends,
+            families: global_only(),
+        };
+        let memcg_entry = |name: &str, why: &str, cfg: Config, backends: Vec<Backend>| Entry {
+            name: name.into(),
+            why: why.into(),
+            cfg,
+            backends,
+            families: vec![Family::PerMemcg],
         };
         let loom = |bound: Option<usize>| Backend::Loom {
             preemption_bound: s.loom_bound.unwrap_or(bound),
         };
         let base = Config::default();
+        // v6.8 on: batch 2 and 2-page updates, so that every update folds
+        // and one CPU crosses a trigger of 2 within a few updates.
+        let memcg_base = Config {
+            cpus: 1,
+            batch: 2,
+            updates: 3,
+            vals: vec![2],
+            readers: 1,
+            reads: 1,
+            periodic: true,
+            tree: vec![0, 1],
+            charge: vec![2],
+            read: vec![1],
+            ..base.clone()
+        };
         let one_cpu = Config {
             cpus: 1,
             updates: 3,
@@ -229,6 +267,63 @@ impl Suite {
                     Config::timed(),
                     vec![s.random(), s.pct()],
                 ),
+                memcg_entry(
+                    "memcg-chain",
+                    "v6.8 on: root, parent, child; one CPU charging the child three times, a reader of the parent, the periodic root flush",
+                    memcg_base.clone(),
+                    vec![loom(None), s.random(), s.pct(), s.dfs(), s.std()],
+                ),
+                memcg_entry(
+                    "memcg-two-readers",
+                    "v6.8 on: as memcg-chain with readers of the parent and of the child: overlapping subtree flushes",
+                    Config {
+                        readers: 2,
+                        read: vec![1, 2],
+                        periodic: false,
+                        ..memcg_base.clone()
+                    },
+                    vec![loom(None), s.random(), s.pct(), s.dfs()],
+                ),
+                memcg_entry(
+                    "memcg-siblings",
+                    "v6.8 on: two CPUs charging two siblings under one parent, a reader of the parent, the periodic flush",
+                    Config {
+                        cpus: 2,
+                        updates: 2,
+                        tree: vec![0, 1, 1],
+                        charge: vec![2, 3],
+                        ..memcg_base.clone()
+                    },
+                    vec![loom(Some(1)), s.random(), s.pct(), s.std()],
+                ),
+                memcg_entry(
+                    "memcg-flat",
+                    "v6.8 on: the root alone, two CPUs, 1-page updates, two reads: folds, skips and resets",
+                    Config {
+                        cpus: 2,
+                        updates: 4,
+                        vals: vec![1],
+                        reads: 2,
+                        tree: Vec::new(),
+                        charge: Vec::new(),
+                        read: Vec::new(),
+                        ..memcg_base.clone()
+                    },
+                    vec![s.random(), s.pct(), s.dfs()],
+                ),
+                memcg_entry(
+                    "memcg-three-cpus",
+                    "v6.8 on: three CPUs charging a child, reader of the parent, no periodic work (where the 2026 trigger differs)",
+                    Config {
+                        cpus: 3,
+                        updates: 3,
+                        vals: vec![1],
+                        reads: 2,
+                        periodic: false,
+                        ..memcg_base.clone()
+                    },
+                    vec![s.random(), s.pct()],
+                ),
             ],
         }
     }
@@ -241,6 +336,7 @@ impl Suite {
                 why: "given on the command line".into(),
                 cfg,
                 backends,
+                families: vec![Family::Global, Family::PerMemcg],
             }],
         }
     }

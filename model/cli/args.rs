@@ -41,6 +41,17 @@ pub struct ConfigArgs {
     /// [default: 0].
     #[arg(long)]
     pub late: Option<usize>,
+    /// The memcg tree below the root (memcg 0), comma-separated: the parent
+    /// of memcg 1, 2, ... (e.g. 0,1 is root > 1 > 2) [default: the root
+    /// alone].
+    #[arg(long, value_delimiter = ',')]
+    pub tree: Option<Vec<u8>>,
+    /// The memcg each CPU charges, cycled over CPUs [default: 0].
+    #[arg(long, value_delimiter = ',')]
+    pub charge: Option<Vec<u8>>,
+    /// The memcg each reader reads, cycled over readers [default: 0].
+    #[arg(long = "read", value_delimiter = ',')]
+    pub read_memcg: Option<Vec<u8>>,
 }
 
 impl ConfigArgs {
@@ -56,6 +67,9 @@ impl ConfigArgs {
             || self.no_periodic
             || self.ticks.is_some()
             || self.late.is_some()
+            || self.tree.is_some()
+            || self.charge.is_some()
+            || self.read_memcg.is_some()
     }
 
     /// The flags applied to `base`.
@@ -74,6 +88,9 @@ impl ConfigArgs {
             },
             ticks: self.ticks.unwrap_or(base.ticks),
             late: self.late.unwrap_or(base.late),
+            tree: self.tree.clone().unwrap_or_else(|| base.tree.clone()),
+            charge: self.charge.clone().unwrap_or_else(|| base.charge.clone()),
+            read: self.read_memcg.clone().unwrap_or_else(|| base.read.clone()),
         }
     }
 

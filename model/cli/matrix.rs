@@ -285,6 +285,7 @@ pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
         let mark = match (c.expect, c.ok) {
             (_, false) => " !!",
             (Expect::Killed, true) => " (killed)",
+            (Expect::Finding, true) => " (finding)",
             _ => "",
         };
         let verdict = format!(
@@ -393,6 +394,15 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
         .filter(|c| c.expect == Expect::Killed && !c.ok)
         .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
         .collect();
+    let findings_missed: Vec<String> = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Finding && !c.ok)
+        .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
+        .collect();
+    let findings_shown = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Finding && c.ok)
+        .count();
     let unseen = cells.iter().filter(|c| c.race_not_seen()).count();
     let epoch = cells.iter().filter(|c| c.epoch_not_reached()).count();
     let mutants = plan
@@ -413,18 +423,22 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
         .count();
     let mut out = format!(
         "{} cells in {:.1} s: must-hold violations {}, mutants killed {killed}/{mutants}, \
-         mutant survivals {}, inconclusive {inconclusive}, race not seen {unseen}, \
-         later epoch not reached {epoch}\n",
+         mutant survivals {}, findings shown {findings_shown}, findings missed {}, \
+         inconclusive {inconclusive}, race not seen {unseen}, later epoch not reached {epoch}\n",
         cells.len(),
         elapsed.as_secs_f64(),
         must_hold_bad.len(),
         survived.len(),
+        findings_missed.len(),
     );
     for s in must_hold_bad {
         let _ = writeln!(out, "  not held: {s}");
     }
     for s in survived {
         let _ = writeln!(out, "  survived: {s}");
+    }
+    for s in findings_missed {
+        let _ = writeln!(out, "  finding not shown: {s}");
     }
     let mut per: Vec<String> = Vec::new();
     for p in &plan.properties {

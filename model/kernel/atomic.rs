@@ -111,16 +111,34 @@ pub fn atomic_cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
 
 /// `READ_ONCE(x)`: a `Relaxed` load (loses LKMM dependency ordering).
 pub fn read_once<P: Platform>(x: &Atomic<P>) -> i64 {
-    let v = x.a.load(Ordering::Relaxed);
-    observe::<P>(x.var, Op::Read(v), Idiom::ReadOnce);
-    v
+    read_once_as(x, Idiom::ReadOnce)
 }
 
 /// `WRITE_ONCE(x, val)`: a `Relaxed` store.
 pub fn write_once<P: Platform>(x: &Atomic<P>, val: i64) {
-    x.a.store(val, Ordering::Relaxed);
-    observe::<P>(x.var, Op::Write(val), Idiom::WriteOnce);
+    write_once_as(x, val, Idiom::WriteOnce);
 }
+
+/// A `Relaxed` load reported as `idiom`.
+pub(crate) fn read_once_as<P: Platform>(x: &Atomic<P>, idiom: Idiom) -> i64 {
+    let v = x.a.load(Ordering::Relaxed);
+    observe::<P>(x.var, Op::Read(v), idiom);
+    v
+}
+
+/// A `Relaxed` store reported as `idiom`.
+pub(crate) fn write_once_as<P: Platform>(x: &Atomic<P>, val: i64, idiom: Idiom) {
+    x.a.store(val, Ordering::Relaxed);
+    observe::<P>(x.var, Op::Write(val), idiom);
+}
+
+/// `atomic64_add()` / `atomic_long_add()`: see [`atomic_add`].
+pub use atomic_add as atomic64_add;
+/// `atomic64_read()` (v6.8-v6.14 `vmstats->stats_updates`), and
+/// `atomic_long_read()` (v7.1): the same as [`atomic_read`] in LKMM.
+pub use atomic_read as atomic64_read;
+/// `atomic64_set()` / `atomic_long_set()`: see [`atomic_set`].
+pub use atomic_set as atomic64_set;
 
 /// `__this_cpu_add(pcp, val)` on a per-CPU counter that remote CPUs read
 /// with `READ_ONCE` (`memcg->vmstats_percpu->state[idx]`); the caller

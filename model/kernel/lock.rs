@@ -55,13 +55,22 @@ pub fn spin_trylock_with<P: Platform>(lock: &SpinLock<P>, acquire: Ordering) -> 
 
 /// `spin_lock(lock)`: retry an acquiring compare-and-exchange until it
 /// wins, yielding between attempts so that loom and shuttle schedule the
-/// holder. Only the successful attempt is reported.
+/// holder. The first failed attempt (the lock was contended) and the
+/// successful one are reported.
 pub fn spin_lock<P: Platform>(lock: &SpinLock<P>) {
-    while lock
+    let mut first = true;
+    while let Err(held) = lock
         .word
         .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
     {
+        if std::mem::take(&mut first) {
+            let op = Op::CmpXchg {
+                old: held,
+                new: 1,
+                ok: false,
+            };
+            observe::<P>(lock.var(), op, Idiom::SpinLock);
+        }
         P::yield_now();
     }
     observe::<P>(lock.var(), Op::Write(1), Idiom::SpinLock);

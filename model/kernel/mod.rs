@@ -32,14 +32,15 @@ pub mod trace;
 
 pub use crate::observe::obs::{LockName, Var};
 pub use atomic::{
-    atomic_add, atomic_cmpxchg, atomic_read, atomic_set, atomic_xchg, read_once, this_cpu_add,
-    write_once, Atomic,
+    atomic64_add, atomic64_read, atomic64_set, atomic_add, atomic_cmpxchg, atomic_read, atomic_set,
+    atomic_xchg, read_once, this_cpu_add, write_once, Atomic,
 };
 pub use lock::{
     spin_is_locked, spin_lock, spin_trylock, spin_trylock_with, spin_unlock, spin_unlock_with,
     Locked, SpinLock,
 };
 pub use percpu::{
-    smp_processor_id, this_cpu_add_return, this_cpu_read, this_cpu_write, CpuLocal, PerCpu,
+    smp_processor_id, this_cpu_add_return, this_cpu_add_return_shared, this_cpu_read,
+    this_cpu_write, this_cpu_xchg_shared, CpuLocal, PerCpu,
 };
 pub use trace::{trace_flush_begin, trace_flush_end, trace_memcg_flush_stats, Css, CssId};

@@ -4,7 +4,7 @@
 use crossbeam_utils::CachePadded;
 
 use crate::explore::{ModelCell, Platform};
-use crate::kernel::atomic::observe;
+use crate::kernel::atomic::{observe, read_once_as, write_once_as, Atomic};
 use crate::observe::obs::{Actor, Idiom, Op, Var};
 
 /// `smp_processor_id()`: the CPU the calling updater thread stands for.
@@ -97,4 +97,27 @@ pub fn this_cpu_write<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) {
     // SAFETY: only the owning CPU's thread touches a CpuLocal.
     unsafe { c.cell.set(val) };
     observe::<P>(c.var, Op::Write(val), Idiom::ThisCpuWrite);
+}
+
+/// `this_cpu_add_return(pcp, val)` on a per-CPU field that another CPU
+/// also writes: `statc->stats_updates` from v6.17 on, which the flusher
+/// zeroes remotely with `WRITE_ONCE()`. The caller passes the calling CPU's
+/// instance.
+///
+/// NOTE(kernel): `this_cpu_*` operations are atomic against interrupts on
+/// the same CPU only, and imply no ordering; against the remote store they
+/// are a load and a store, so the model makes them two `Relaxed` steps,
+/// between which the flusher's store can land (and be lost).
+pub fn this_cpu_add_return_shared<P: Platform>(pcp: &Atomic<P>, val: i64) -> i64 {
+    let x = read_once_as(pcp, Idiom::ThisCpuAddReturn) + val;
+    write_once_as(pcp, x, Idiom::ThisCpuAddReturn);
+    x
+}
+
+/// `this_cpu_xchg(pcp, new)` on a per-CPU field another CPU also writes
+/// (see [`this_cpu_add_return_shared`]): a load and a store.
+pub fn this_cpu_xchg_shared<P: Platform>(pcp: &Atomic<P>, new: i64) -> i64 {
+    let x = read_once_as(pcp, Idiom::ThisCpuXchg);
+    write_once_as(pcp, new, Idiom::ThisCpuXchg);
+    x
 }

@@ -75,6 +75,9 @@ impl HotPath {
             periodic: true,
             ticks: 0,
             late: 0,
+            tree: Vec::new(),
+            charge: Vec::new(),
+            read: Vec::new(),
         }
     }
 }

@@ -29,7 +29,9 @@ pub enum Event {
     AddErasedByReset,
     /// A reader read the aggregate while a flush was in progress.
     ReadDuringFlush,
-    /// A `spin_trylock` of `stats_flush_lock` failed.
+    /// A flusher found the flush lock taken: a `spin_trylock` of
+    /// `stats_flush_lock` failed (v5.16-v6.3), or `spin_lock` of
+    /// `cgroup_rstat_lock` had to wait (v6.8 on).
     TrylockContended,
     /// A reader decided not to flush while updates were missing from the
     /// aggregate.

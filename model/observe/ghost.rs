@@ -3,34 +3,40 @@
 //!
 //! The interpretation of variables follows [`crate::observe::obs::Var`]:
 //! `State` adds by a CPU are updates, `State` reads inside a flush section
-//! are the walk, `Aggregate` writes are the flushed value, and for the
-//! global-threshold lineage (v5.16-v6.7) `StatsUpdates` and `Threshold`
-//! (with no memcg) are the per-CPU residue and `stats_flush_threshold`.
+//! are the walk, `Aggregate` writes are the flushed value. A threshold and
+//! its per-CPU counters form a *domain*: the global `stats_flush_threshold`
+//! with `stats_updates` (v5.16-v6.7, `memcg: None`), or one memcg's
+//! `vmstats->stats_updates` with its per-CPU `stats_updates` (v6.8 on).
+//! Each domain keeps the per-CPU residue, the magnitude counted in the
+//! threshold and the magnitude skipped since the threshold's last reset.
 //!
 //! Every update of ghost state declares its footprint to the exhaustive
 //! search ([`crate::explore::dfs`]) under one of the locations below, so
 //! that the sleep-set reduction never swaps two steps whose ghost effects
 //! do not commute.
 
+use std::collections::BTreeMap;
+
+use crate::config::Config;
 use crate::explore::dfs::{self, GhostKind, GhostLoc};
 use crate::observe::coverage::Split;
 use crate::observe::obs::{Access, Actor, Idiom, LockName, Obs, Op, Tp, Var};
 
 /// Every update's running sum (commutative adds).
 pub const G_WRITTEN: GhostLoc = 1;
-/// The aggregate as flushers write it.
+/// The aggregates as flushers write them.
 pub const G_AGG: GhostLoc = 2;
-/// The threshold-lineage split: counted and skipped since the last reset.
+/// The threshold domains' split: counted and skipped since the last reset.
 pub const G_THR: GhostLoc = 3;
 /// Flush sections: who is inside, who has walked.
 pub const G_SECTION: GhostLoc = 4;
 /// Abstract time: now, stamps and what the aggregate accounts for.
 pub const G_TIME: GhostLoc = 5;
-/// A twin gate's threshold.
+/// A twin gate's thresholds.
 pub const G_TWIN: GhostLoc = 6;
-/// Per CPU: the residue (`+ cpu`).
+/// Per CPU: the residues (`+ cpu`).
 pub const G_RESIDUE: GhostLoc = 100;
-/// Per CPU: a twin gate's per-CPU counter (`+ cpu`).
+/// Per CPU: a twin gate's per-CPU counters (`+ cpu`).
 pub const G_TWIN_CPU: GhostLoc = 200;
 
 /// The per-CPU state of the later-epoch coverage event.
@@ -44,7 +50,7 @@ enum Epoch {
     SkippedThenReset,
 }
 
-/// The update a CPU is in the middle of (global-threshold lineage).
+/// The update a CPU is in the middle of, in one domain.
 #[derive(Clone, Copy, Debug, Default)]
 struct InUpdate {
     /// The threshold value the update read, if it read it.
@@ -67,38 +73,20 @@ pub struct Happened {
     pub update_behind_flusher: bool,
     /// A reset erased an add made during the flush.
     pub add_erased_by_reset: bool,
-    /// A trylock of `stats_flush_lock` failed.
+    /// A flusher found the flush lock taken: the trylock of
+    /// `stats_flush_lock` failed (v5.16-v6.3), or `cgroup_rstat_lock` made
+    /// it wait (v6.8 on).
     pub trylock_contended: bool,
     /// A CPU accounted a batch again after a skip and a reset.
     pub recross_after_reset: bool,
-    /// The threshold was reset a second time.
+    /// A threshold was reset a second time.
     pub second_reset: bool,
 }
 
-/// Per-execution ghost state.
-#[derive(Debug)]
-pub struct Ghost {
-    /// Per CPU: the running sum of its updates, in execution order.
-    pub written: Vec<i64>,
-    /// Per memcg: the aggregate as last written by a flusher.
-    pub agg: Vec<i64>,
-    /// Actors inside a flush section, with whether each has walked.
-    pub open: Vec<(Actor, bool)>,
-    /// Per CPU: the value the latest walk read from the root's counter.
-    pub seen: Vec<i64>,
-    /// Per CPU: pages written after the latest completed walk read the
-    /// CPU's counter and before that flush section ended: a flush declared
-    /// them flushed without having seen them.
-    pub lost: Vec<i64>,
-    /// Per CPU: the running sum the root aggregate accounts for.
-    pub folded: Vec<i64>,
-    /// A walk's read not yet folded into the aggregate: (flusher, cpu, v).
-    pending_fold: Vec<(Actor, usize, i64)>,
-    /// `jiffies_64` as it stands.
-    pub now: i64,
-    /// Per CPU: (running sum after the update, tick) for every update.
-    pub stamps: Vec<Vec<(i64, i64)>>,
-    /// Per CPU: `stats_updates` as last observed.
+/// One threshold and its per-CPU counters.
+#[derive(Clone, Debug)]
+pub struct Domain {
+    /// Per CPU: the counter as last observed.
     pub residue: Vec<i64>,
     /// Magnitude added to the threshold since its last reset.
     pub counted: i64,
@@ -106,72 +94,181 @@ pub struct Ghost {
     pub skipped: i64,
     /// The threshold as last written.
     pub threshold: i64,
-    /// Per CPU: the running sum at its latest skip since the last reset.
+    /// The largest value the threshold held.
+    pub max_threshold: i64,
+    /// Per CPU: the update's running sum at its latest skip since the last
+    /// reset.
     skipped_at: Vec<Option<i64>>,
     /// Threshold adds made while a flush section was open.
     added_during_flush: i64,
-    /// Resets of the threshold so far.
+    /// Resets so far.
     pub resets: u32,
-    /// Threshold RMWs by updaters.
-    pub threshold_rmws: u64,
-    /// Per actor: the threshold value its gate last read.
-    pub gate_read: Vec<(Actor, i64)>,
     in_update: Vec<InUpdate>,
     epoch: Vec<Epoch>,
 }
 
-impl Ghost {
-    /// Fresh ghost state for `cpus` CPUs and `memcgs` memcgs.
-    pub fn new(cpus: usize, memcgs: usize) -> Self {
-        Ghost {
-            written: vec![0; cpus],
-            agg: vec![0; memcgs],
-            open: Vec::new(),
-            seen: vec![0; cpus],
-            lost: vec![0; cpus],
-            folded: vec![0; cpus],
-            pending_fold: Vec::new(),
-            now: 0,
-            stamps: vec![Vec::new(); cpus],
+impl Domain {
+    fn new(cpus: usize) -> Self {
+        Domain {
             residue: vec![0; cpus],
             counted: 0,
             skipped: 0,
             threshold: 0,
+            max_threshold: 0,
             skipped_at: vec![None; cpus],
             added_during_flush: 0,
             resets: 0,
-            threshold_rmws: 0,
-            gate_read: Vec::new(),
             in_update: vec![InUpdate::default(); cpus],
             epoch: vec![Epoch::Fresh; cpus],
         }
     }
+}
 
-    /// Updates written so far minus the root aggregate, in execution order.
-    pub fn staleness(&self) -> i64 {
-        self.written.iter().sum::<i64>() - self.agg[0]
+/// A flush section in progress.
+#[derive(Clone, Copy, Debug)]
+pub struct Section {
+    /// The flusher.
+    pub actor: Actor,
+    /// The (memcg, CPU) counters its walk has read, one bit each
+    /// (`memcg * cpus + cpu`).
+    pub walked: u64,
+}
+
+/// Per-execution ghost state.
+#[derive(Debug)]
+pub struct Ghost {
+    /// Parents of memcgs 1.. (the configuration's tree).
+    tree: Vec<u8>,
+    /// Per memcg, per CPU: the running sum of the updates charged to it.
+    pub written: Vec<Vec<i64>>,
+    /// Per memcg: the aggregate as last written by a flusher.
+    pub agg: Vec<i64>,
+    /// The flush sections open.
+    pub open: Vec<Section>,
+    /// Per memcg, per CPU: the value the latest walk read from the counter.
+    pub seen: Vec<Vec<i64>>,
+    /// Per memcg, per CPU: pages written after the latest completed walk
+    /// read the counter and before that flush section ended: a flush
+    /// declared them flushed without having seen them.
+    pub lost: Vec<Vec<i64>>,
+    /// Per CPU: the running sum of its root-level updates the root
+    /// aggregate accounts for (flat trees).
+    pub folded: Vec<i64>,
+    /// A walk's read not yet folded into the aggregate: (flusher, cpu, v).
+    pending_fold: Vec<(Actor, usize, i64)>,
+    /// `jiffies_64` as it stands.
+    pub now: i64,
+    /// Per CPU: (running sum after the update, tick) for every root-level
+    /// update.
+    pub stamps: Vec<Vec<(i64, i64)>>,
+    /// The threshold domains seen so far.
+    pub domains: BTreeMap<Option<u8>, Domain>,
+    /// Threshold RMWs by updaters.
+    pub threshold_rmws: u64,
+    /// Per actor: the domain and value its gate last read.
+    pub gate_read: Vec<(Actor, Option<u8>, i64)>,
+    /// The reader's trigger of per-memcg domains (v6.8 on), so that an
+    /// updater's read of a memcg's atomic counts as a skip only when it
+    /// found it flushable (v6.17 reads it before counting).
+    pub trigger: Option<i64>,
+    cpus: usize,
+}
+
+impl Ghost {
+    /// Fresh ghost state for `cfg`.
+    pub fn new(cfg: &Config) -> Self {
+        let (cpus, memcgs) = (cfg.cpus, cfg.memcgs());
+        let grid = || vec![vec![0; cpus]; memcgs];
+        Ghost {
+            tree: cfg.tree.clone(),
+            written: grid(),
+            agg: vec![0; memcgs],
+            open: Vec::new(),
+            seen: grid(),
+            lost: grid(),
+            folded: vec![0; cpus],
+            pending_fold: Vec::new(),
+            now: 0,
+            stamps: vec![Vec::new(); cpus],
+            domains: BTreeMap::new(),
+            threshold_rmws: 0,
+            gate_read: Vec::new(),
+            trigger: None,
+            cpus,
+        }
     }
 
-    /// The staleness a reader's gate answers for: all but the pages of
-    /// [`Ghost::lost`]. Unlike the [`Split`], this takes nothing from how a
-    /// protocol counts: only updates, walks and flush sections.
-    pub fn gated(&self) -> i64 {
-        self.staleness() - self.lost.iter().sum::<i64>()
+    fn in_subtree(&self, d: usize, m: usize) -> bool {
+        let mut x = d;
+        loop {
+            if x == m {
+                return true;
+            }
+            if x == 0 {
+                return false;
+            }
+            x = self.tree[x - 1] as usize;
+        }
     }
 
-    /// The [`Split`] of the current staleness.
-    pub fn split(&self) -> Split {
-        let residue: i64 = self.residue.iter().sum();
+    fn subtree_sum(&self, grid: &[Vec<i64>], m: u8) -> i64 {
+        (0..grid.len())
+            .filter(|d| self.in_subtree(*d, m as usize))
+            .map(|d| grid[d].iter().sum::<i64>())
+            .sum()
+    }
+
+    /// The updates charged to `m`'s subtree so far: what its hierarchical
+    /// aggregate must reach once flushed.
+    pub fn written_total(&self, m: u8) -> i64 {
+        self.subtree_sum(&self.written, m)
+    }
+
+    /// Updates charged to `m`'s subtree so far minus `m`'s aggregate, in
+    /// execution order.
+    pub fn staleness(&self, m: u8) -> i64 {
+        self.subtree_sum(&self.written, m) - self.agg.get(m as usize).copied().unwrap_or(0)
+    }
+
+    /// The staleness a reader's gate on `m` answers for: all but the pages
+    /// of [`Ghost::lost`]. Unlike the [`Split`], this takes nothing from how
+    /// a protocol counts: only updates, walks and flush sections.
+    pub fn gated(&self, m: u8) -> i64 {
+        self.staleness(m) - self.subtree_sum(&self.lost, m)
+    }
+
+    /// The domain a threshold variable belongs to.
+    fn domain(&mut self, key: Option<u8>) -> &mut Domain {
+        let cpus = self.cpus;
+        self.domains.entry(key).or_insert_with(|| Domain::new(cpus))
+    }
+
+    /// The [`Split`] of `m`'s staleness by the counters of domain `key`.
+    pub fn split(&self, key: Option<u8>, m: u8) -> Split {
+        let (residue, counted, skipped) = self.domains.get(&key).map_or((0, 0, 0), |d| {
+            (d.residue.iter().sum::<i64>(), d.counted, d.skipped)
+        });
         [
             residue,
-            self.counted,
-            self.skipped,
-            self.staleness() - residue - self.counted - self.skipped,
+            counted,
+            skipped,
+            self.staleness(m) - residue - counted - skipped,
         ]
     }
 
-    /// Ticks since the oldest update the root aggregate does not account
-    /// for was written (0 if it accounts for all); non-negative updates.
+    /// Magnitude skipped in any domain since its last reset.
+    pub fn skipped(&self) -> i64 {
+        self.domains.values().map(|d| d.skipped).sum()
+    }
+
+    /// Resets of any threshold so far.
+    pub fn resets(&self) -> u32 {
+        self.domains.values().map(|d| d.resets).sum()
+    }
+
+    /// Ticks since the oldest root-level update the root aggregate does not
+    /// account for was written (0 if it accounts for all); non-negative
+    /// updates, flat trees.
     pub fn stale_ticks(&self) -> i64 {
         self.stamps
             .iter()
@@ -187,72 +284,85 @@ impl Ghost {
 
     /// Whether `actor` is inside a flush section.
     pub fn in_section(&self, actor: Actor) -> bool {
-        self.open.iter().any(|(a, _)| *a == actor)
+        self.open.iter().any(|s| s.actor == actor)
     }
 
-    /// The threshold value `actor`'s gate read last.
-    pub fn gate_read(&self, actor: Actor) -> Option<i64> {
+    /// The threshold domain and value `actor`'s gate read last.
+    pub fn gate_read(&self, actor: Actor) -> Option<(Option<u8>, i64)> {
         self.gate_read
             .iter()
-            .find(|(a, _)| *a == actor)
-            .map(|(_, v)| *v)
+            .find(|(a, _, _)| *a == actor)
+            .map(|(_, k, v)| (*k, *v))
     }
 
     /// Declare that the running step reads all ghost state (a check).
-    pub fn read_all() {
+    pub fn read_all(&self) {
         for loc in [G_WRITTEN, G_AGG, G_THR, G_SECTION, G_TIME] {
             dfs::ghost(loc, GhostKind::Read);
         }
-    }
-
-    /// Declare a read of every CPU's residue.
-    pub fn read_residues(&self) {
-        for c in 0..self.residue.len() {
+        for c in 0..self.cpus {
             dfs::ghost(G_RESIDUE + c as u32, GhostKind::Read);
         }
     }
 
-    fn reset_threshold(&mut self, h: &mut Happened) {
+    fn reset_threshold(&mut self, key: Option<u8>, h: &mut Happened) {
         dfs::ghost(G_THR, GhostKind::Write);
-        if self.added_during_flush > 0 {
+        let seen = match key {
+            Some(m) => self.seen[m as usize].clone(),
+            None => self.seen[0].clone(),
+        };
+        let d = self.domain(key);
+        if d.added_during_flush > 0 {
             h.add_erased_by_reset = true;
         }
-        self.added_during_flush = 0;
-        if self
-            .skipped_at
+        d.added_during_flush = 0;
+        if d.skipped_at
             .iter()
-            .zip(&self.seen)
+            .zip(&seen)
             .any(|(s, seen)| s.is_some_and(|s| *seen < s))
         {
             h.skip_raced_reset = true;
         }
-        self.skipped_at.iter_mut().for_each(|s| *s = None);
-        self.counted = 0;
-        self.skipped = 0;
-        self.resets += 1;
-        if self.resets == 2 {
+        d.skipped_at.iter_mut().for_each(|s| *s = None);
+        d.counted = 0;
+        d.skipped = 0;
+        d.resets += 1;
+        if d.resets == 2 {
             h.second_reset = true;
         }
-        for e in &mut self.epoch {
+        for e in &mut d.epoch {
             if *e == Epoch::Skipped {
                 *e = Epoch::SkippedThenReset;
             }
         }
     }
 
-    /// Account a batch of CPU `c` (an add or a skip) for the later-epoch
-    /// event.
-    fn accounted(&mut self, c: usize, skipped: bool, h: &mut Happened) {
-        if self.in_update[c].accounted {
+    /// Per CPU: the running sum of the updates in `m`'s subtree.
+    fn written_on_cpus(&self, m: u8) -> Vec<i64> {
+        (0..self.cpus)
+            .map(|c| {
+                (0..self.written.len())
+                    .filter(|d| self.in_subtree(*d, m as usize))
+                    .map(|d| self.written[d][c])
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// Account a batch of CPU `c` in domain `key` (an add or a skip) for
+    /// the later-epoch event.
+    fn accounted(&mut self, key: Option<u8>, c: usize, skipped: bool, h: &mut Happened) {
+        let d = self.domain(key);
+        if d.in_update[c].accounted {
             return;
         }
-        self.in_update[c].accounted = true;
-        if self.epoch[c] == Epoch::SkippedThenReset {
+        d.in_update[c].accounted = true;
+        if d.epoch[c] == Epoch::SkippedThenReset {
             h.recross_after_reset = true;
-            self.epoch[c] = Epoch::Fresh;
+            d.epoch[c] = Epoch::Fresh;
         }
         if skipped {
-            self.epoch[c] = Epoch::Skipped;
+            d.epoch[c] = Epoch::Skipped;
         }
     }
 
@@ -263,25 +373,30 @@ impl Ghost {
             Obs::Access(a) => self.access(actor, a, timed, &mut h),
             Obs::Trace(Tp::FlushBegin { .. }) => {
                 dfs::ghost(G_SECTION, GhostKind::Write);
-                self.open.push((actor, false));
+                self.open.push(Section { actor, walked: 0 });
             }
             Obs::Trace(Tp::FlushEnd) => {
                 dfs::ghost(G_SECTION, GhostKind::Write);
-                if let Some(i) = self.open.iter().position(|(a, _)| *a == actor) {
-                    let (_, walked) = self.open.remove(i);
-                    if walked {
-                        if (0..self.written.len()).any(|c| self.seen[c] < self.written[c]) {
-                            h.update_behind_flusher = true;
-                        }
-                        for c in 0..self.written.len() {
-                            self.lost[c] = (self.written[c] - self.seen[c]).max(0);
+                if let Some(i) = self.open.iter().position(|s| s.actor == actor) {
+                    let walked = self.open.remove(i).walked;
+                    let mut behind = false;
+                    for m in 0..self.written.len() {
+                        for c in 0..self.cpus {
+                            if walked & (1 << (m * self.cpus + c)) != 0 {
+                                behind |= self.seen[m][c] < self.written[m][c];
+                                self.lost[m][c] = (self.written[m][c] - self.seen[m][c]).max(0);
+                            }
                         }
                     }
+                    h.update_behind_flusher = behind;
                 }
             }
             Obs::UpdateDone { .. } => {
                 if let Actor::Cpu(c) = actor {
-                    self.end_update(c, &mut h);
+                    let keys: Vec<Option<u8>> = self.domains.keys().copied().collect();
+                    for k in keys {
+                        self.end_update(k, c, &mut h);
+                    }
                 }
             }
             _ => {}
@@ -293,52 +408,69 @@ impl Ghost {
     /// write is a skip; one that zeroed the counter was recorded then, one
     /// that did not (a variant's choice) is recorded here, its pages still
     /// counted as residue.
-    fn end_update(&mut self, c: usize, h: &mut Happened) {
-        let u = std::mem::take(&mut self.in_update[c]);
-        if u.read.is_some() && !u.wrote && !u.accounted {
-            self.skip(c, 0, u.read, h);
+    fn end_update(&mut self, key: Option<u8>, c: usize, h: &mut Happened) {
+        let u = std::mem::take(&mut self.domain(key).in_update[c]);
+        if self.skipping(key, u.read) && !u.wrote && !u.accounted {
+            self.skip(key, c, 0, u.read, h);
         }
     }
 
-    fn skip(&mut self, c: usize, x: i64, read: Option<i64>, h: &mut Happened) {
+    /// Whether an update that read `read` from domain `key`'s threshold and
+    /// did not add to it skipped: any such read for the global threshold
+    /// (whatever the variant's test), a read above the trigger for a
+    /// memcg's atomic.
+    fn skipping(&self, key: Option<u8>, read: Option<i64>) -> bool {
+        match (key, read, self.trigger) {
+            (_, None, _) => false,
+            (Some(_), Some(t), Some(trigger)) => t > trigger,
+            _ => true,
+        }
+    }
+
+    fn skip(&mut self, key: Option<u8>, c: usize, x: i64, read: Option<i64>, h: &mut Happened) {
         dfs::ghost(G_THR, GhostKind::Add);
         h.skip = true;
-        self.skipped += x;
-        self.skipped_at[c] = Some(self.written[c]);
+        let running: i64 = self.written_on_cpus(key.unwrap_or(0))[c];
+        let seen = self.seen[key.unwrap_or(0) as usize][c];
+        let d = self.domain(key);
+        d.skipped += x;
+        d.skipped_at[c] = Some(running);
         // A read older than the latest write (weak memory): the reset it
         // ignores already happened, so the race shows at the skip.
-        if read.is_some_and(|t| t > self.threshold) && self.seen[c] < self.written[c] {
+        if read.is_some_and(|t| t > d.threshold) && seen < running {
             h.skip_raced_reset = true;
         }
-        self.accounted(c, true, h);
+        self.accounted(key, c, true, h);
     }
 
     fn access(&mut self, actor: Actor, a: Access, timed: bool, h: &mut Happened) {
         let in_section = self.in_section(actor);
         match (a.var, a.op, actor) {
-            (Var::State { .. }, Op::Add { val, .. }, Actor::Cpu(c)) if c < self.written.len() => {
+            (Var::State { memcg, .. }, Op::Add { val, .. }, Actor::Cpu(c))
+                if c < self.cpus && (memcg as usize) < self.written.len() =>
+            {
                 dfs::ghost(G_WRITTEN, GhostKind::Add);
-                self.written[c] += val;
-                if timed {
+                self.written[memcg as usize][c] += val;
+                if timed && memcg == 0 {
                     dfs::ghost(G_TIME, GhostKind::Add);
-                    self.stamps[c].push((self.written[c], self.now));
+                    let sum = self.written[0][c];
+                    self.stamps[c].push((sum, self.now));
                 }
             }
-            (Var::State { memcg: 0, cpu }, Op::Read(v), _) if in_section => {
-                let c = cpu as usize;
+            (Var::State { memcg, cpu }, Op::Read(v), _) if in_section => {
+                let (m, c) = (memcg as usize, cpu as usize);
                 dfs::ghost(G_SECTION, GhostKind::Write);
-                if let Some(s) = self.open.iter_mut().find(|(x, _)| *x == actor) {
-                    s.1 = true;
-                }
-                if c < self.seen.len() {
-                    self.seen[c] = v;
-                    self.lost[c] = 0;
-                    if timed {
+                if m < self.seen.len() && c < self.cpus {
+                    let bit = 1 << (m * self.cpus + c);
+                    if let Some(s) = self.open.iter_mut().find(|s| s.actor == actor) {
+                        s.walked |= bit;
+                    }
+                    self.seen[m][c] = v;
+                    self.lost[m][c] = 0;
+                    if timed && m == 0 {
                         dfs::ghost(G_TIME, GhostKind::Write);
-                        if v == self.folded[c] {
-                            self.pending_fold.retain(|(x, _, _)| *x != actor);
-                        } else {
-                            self.pending_fold.retain(|(x, _, _)| *x != actor);
+                        self.pending_fold.retain(|(x, _, _)| *x != actor);
+                        if v != self.folded[c] {
                             self.pending_fold.push((actor, c, v));
                         }
                     }
@@ -358,62 +490,78 @@ impl Ghost {
                     }
                 }
             }
-            (Var::StatsUpdates { memcg: None, cpu }, op, Actor::Cpu(c)) if cpu as usize == c => {
-                if let Some(x) = op.written() {
-                    dfs::ghost(G_RESIDUE + c as u32, GhostKind::Write);
-                    if x == 0 {
-                        let before = self.residue[c];
-                        let u = self.in_update[c];
-                        if u.read.is_some() && !u.wrote && !u.accounted && before > 0 {
-                            self.skip(c, before, u.read, h);
-                        }
-                    }
-                    self.residue[c] = x;
+            (Var::StatsUpdates { memcg, cpu }, op, _) => {
+                let c = cpu as usize;
+                if c >= self.cpus {
+                    return;
                 }
-            }
-            (Var::Threshold { memcg: None }, op, Actor::Cpu(c)) if c < self.residue.len() => {
-                if let Some(t) = op.read() {
-                    if matches!(op, Op::Read(_)) {
-                        self.in_update[c].read = Some(t);
+                let Some(x) = op.written() else { return };
+                dfs::ghost(G_RESIDUE + c as u32, GhostKind::Write);
+                let owner = actor == Actor::Cpu(c);
+                let d = self.domain(memcg);
+                if owner && x == 0 {
+                    let before = d.residue[c];
+                    let u = d.in_update[c];
+                    if !u.wrote && !u.accounted && before > 0 && self.skipping(memcg, u.read) {
+                        self.skip(memcg, c, before, u.read, h);
                     }
+                }
+                self.domain(memcg).residue[c] = x;
+            }
+            (Var::Threshold { memcg }, op, Actor::Cpu(c)) if c < self.cpus => {
+                if let (Op::Read(t), Some(_)) = (op, op.read()) {
+                    self.domain(memcg).in_update[c].read = Some(t);
                 }
                 if let Some(new) = op.written() {
                     dfs::ghost(G_THR, GhostKind::Add);
                     dfs::ghost(G_RESIDUE + c as u32, GhostKind::Write);
-                    self.threshold = new;
                     self.threshold_rmws += 1;
-                    if !self.in_update[c].wrote {
+                    let open = !self.open.is_empty();
+                    let d = self.domain(memcg);
+                    d.threshold = new;
+                    d.max_threshold = d.max_threshold.max(new);
+                    if memcg.is_some() {
+                        // Per-memcg atomics count pages: the add is what
+                        // moves (v6.17 zeroes the counter before it).
+                        if let Op::Add { val, .. } = op {
+                            d.counted += val;
+                        }
+                    } else if !d.in_update[c].wrote {
                         // The batch moves from the residue to the threshold
                         // here, whenever the CPU zeroes its counter.
-                        self.counted += self.residue[c];
-                        self.residue[c] = 0;
+                        d.counted += d.residue[c];
+                        d.residue[c] = 0;
                     }
-                    self.in_update[c].wrote = true;
-                    if !self.open.is_empty() {
-                        self.added_during_flush += 1;
+                    d.in_update[c].wrote = true;
+                    if open {
+                        d.added_during_flush += 1;
                     }
-                    self.accounted(c, false, h);
+                    self.accounted(memcg, c, false, h);
                 }
             }
-            (Var::Threshold { memcg: None }, op, _) => {
+            (Var::Threshold { memcg }, op, _) => {
                 if let Some(t) = op.read() {
                     if actor.is_reader() && !in_section {
-                        if let Some(slot) = self.gate_read.iter_mut().find(|(x, _)| *x == actor) {
-                            slot.1 = t;
-                        } else {
-                            self.gate_read.push((actor, t));
+                        match self.gate_read.iter_mut().find(|(x, _, _)| *x == actor) {
+                            Some(slot) => *slot = (actor, memcg, t),
+                            None => self.gate_read.push((actor, memcg, t)),
                         }
                     }
                 }
                 if let Some(new) = op.written() {
-                    self.threshold = new;
+                    self.domain(memcg).threshold = new;
                     if new == 0 {
-                        self.reset_threshold(h);
+                        self.reset_threshold(memcg, h);
                     }
                 }
             }
             (Var::Lock(LockName::StatsFlushLock), Op::CmpXchg { ok: false, .. }, _)
                 if a.idiom == Idiom::SpinTrylock =>
+            {
+                h.trylock_contended = true;
+            }
+            (Var::Lock(LockName::CgroupRstatLock), Op::CmpXchg { ok: false, .. }, _)
+                if a.idiom == Idiom::SpinLock =>
             {
                 h.trylock_contended = true;
             }

@@ -18,6 +18,7 @@ use crate::observe::obs::{Access, Actor, Obs, Op, Sink, Tp, Var};
 use crate::observe::property::{self, Property};
 use crate::observe::record::{step_text, Step};
 use crate::observe::twin::{GateFactory, Placement, TwinGate};
+use crate::protocol::Family;
 
 /// What one reader observed in one execution, in reader order and then
 /// main's quiescent read: each read's flush decision and value.
@@ -50,6 +51,10 @@ pub struct MonitorPlan {
     /// Fail the execution whose outcome is this one (to explain a loom
     /// `no_lost_flush` found by comparing outcomes).
     pub target: Option<ReaderOutcome>,
+    /// The variant's protocol family.
+    pub family: Family,
+    /// The reader's trigger: the value a threshold must exceed.
+    pub trigger: i64,
 }
 
 impl MonitorPlan {
@@ -65,6 +70,8 @@ impl MonitorPlan {
             trace: false,
             collect_outcomes: false,
             target: None,
+            family: Family::Global,
+            trigger: cfg.cpus as i64,
         }
     }
 }
@@ -124,8 +131,9 @@ struct ExecState {
     same_schedule: Option<Box<dyn TwinGate>>,
     outcome: BTreeMap<Actor, ReaderOutcome>,
     decision: Vec<(Actor, bool)>,
-    last_read: Vec<(Actor, i64)>,
+    last_read: Vec<((Actor, u8), i64)>,
     violated: Vec<(Property, String)>,
+    quiescent: bool,
 }
 
 /// The monitor of one execution.
@@ -143,14 +151,19 @@ impl Monitor {
         if plan.trace {
             lock(&shared.trace).clear();
         }
+        let mut ghost = Ghost::new(&plan.cfg);
+        if plan.family == Family::PerMemcg {
+            ghost.trigger = Some(plan.trigger);
+        }
         let state = ExecState {
-            ghost: Ghost::new(plan.cfg.cpus, 1),
+            ghost,
             twin,
             same_schedule,
             outcome: BTreeMap::new(),
             decision: Vec::new(),
             last_read: Vec::new(),
             violated: Vec::new(),
+            quiescent: false,
         };
         Arc::new(Monitor {
             shared,
@@ -255,8 +268,7 @@ impl Monitor {
     ) -> Vec<(Property, String)> {
         let plan = &self.shared.plan;
         let mut out = Vec::new();
-        Ghost::read_all();
-        s.ghost.read_residues();
+        s.ghost.read_all();
         match s.decision.iter_mut().find(|(a, _)| *a == actor) {
             Some(d) => d.1 = needs_flush,
             None => s.decision.push((actor, needs_flush)),
@@ -264,18 +276,22 @@ impl Monitor {
         if needs_flush {
             return out;
         }
-        let stale = s.ghost.staleness();
-        let split = s.ghost.split();
+        let read = s.ghost.gate_read(actor);
+        let stale = s.ghost.staleness(memcg);
+        let split = s.ghost.split(read.and_then(|(k, _)| k), memcg);
         let cov = &self.shared.coverage;
         if stale > 0 {
             cov.hit(Event::StaleNoFlush);
         }
-        if s.ghost.skipped > 0 {
+        if s.ghost.skipped() > 0 {
             cov.hit(Event::ReaderSawSkippedUnits);
         }
         let n = plan.cfg.cpus as i64;
-        let who = actor.to_string();
-        let read = s.ghost.gate_read(actor);
+        let who = if plan.cfg.memcgs() > 1 {
+            format!("{actor} of memcg {memcg}")
+        } else {
+            actor.to_string()
+        };
         if plan.sc {
             for (p, twin) in [
                 (Property::NoLostFlush, &s.twin),
@@ -294,11 +310,18 @@ impl Monitor {
                     property::documented_error_bound(stale, split, documented),
                 ));
             }
+            let c10 = documented * plan.cfg.memcgs() as i64;
+            if plan.family == Family::PerMemcg && stale > c10 {
+                out.push((
+                    Property::PerMemcgErrorBound,
+                    property::per_memcg_error_bound(memcg, stale, split, c10),
+                ));
+            }
             // With a flush section open, v5.19's reader would lose the
             // trylock and read stale data whatever its gate said: only
             // decisions with no flush running are comparable.
             if let (Some(b), true) = (plan.baseline_since_reset, s.ghost.open.is_empty()) {
-                let gated = s.ghost.gated();
+                let gated = s.ghost.gated(memcg);
                 if gated > b {
                     out.push((
                         Property::NoWorseThanBaseline,
@@ -316,10 +339,16 @@ impl Monitor {
     }
 
     /// Check and measure at a reader's read of the statistic.
-    fn read(&self, s: &mut ExecState, actor: Actor, value: i64) -> Vec<(Property, String)> {
+    fn read(
+        &self,
+        s: &mut ExecState,
+        actor: Actor,
+        memcg: u8,
+        value: i64,
+    ) -> Vec<(Property, String)> {
         let plan = &self.shared.plan;
         let mut out = Vec::new();
-        Ghost::read_all();
+        s.ghost.read_all();
         if !s.ghost.open.is_empty() {
             self.shared.coverage.hit(Event::ReadDuringFlush);
         }
@@ -335,16 +364,20 @@ impl Monitor {
         let m = &self.shared.measures;
         let steps = || self.shared.steps();
         if decided == Some(true) {
-            let written: i64 = s.ghost.written.iter().sum();
+            let written = s.ghost.written_total(memcg);
             m.stale_after_flush_call.offer(written - value, steps);
         }
         if plan.cfg.non_negative() {
             let floor = if actor == Actor::Main {
-                s.last_read.iter().map(|(_, v)| *v).max()
+                s.last_read
+                    .iter()
+                    .filter(|((_, m), _)| *m == memcg)
+                    .map(|(_, v)| *v)
+                    .max()
             } else {
                 s.last_read
                     .iter()
-                    .find(|(a, _)| *a == actor)
+                    .find(|(k, _)| *k == (actor, memcg))
                     .map(|(_, v)| *v)
             };
             if let Some(prev) = floor {
@@ -356,9 +389,18 @@ impl Monitor {
                 }
             }
         }
-        match s.last_read.iter_mut().find(|(a, _)| *a == actor) {
+        if actor == Actor::Main && s.quiescent {
+            let expected = s.ghost.written_total(memcg);
+            if value != expected {
+                out.push((
+                    Property::QuiescentReadExact,
+                    property::quiescent_read_exact(memcg, value, expected, decided == Some(true)),
+                ));
+            }
+        }
+        match s.last_read.iter_mut().find(|(k, _)| *k == (actor, memcg)) {
             Some(r) => r.1 = value,
-            None => s.last_read.push((actor, value)),
+            None => s.last_read.push(((actor, memcg), value)),
         }
         if plan.cfg.ticks > 0 {
             let age = s.ghost.stale_ticks();
@@ -389,34 +431,42 @@ impl Sink for Monitor {
             Obs::Trace(Tp::FlushStats { memcg, needs_flush }) if actor.is_reader() => {
                 self.decision(s, actor, memcg, needs_flush)
             }
-            Obs::Read { value, .. } if actor.is_reader() => self.read(s, actor, value),
+            Obs::Read { memcg, value } if actor.is_reader() => self.read(s, actor, memcg, value),
             Obs::Trace(Tp::FlushBegin { .. }) if s.ghost.open.len() > 1 => vec![(
                 Property::FlushExclusion,
                 property::flush_exclusion(s.ghost.open.len()),
             )],
-            Obs::Final { value, .. } => {
-                let expected: i64 = s.ghost.written.iter().sum();
+            Obs::Final { memcg, value } => {
+                let expected = s.ghost.written_total(memcg);
                 if value != expected {
                     vec![(
                         Property::Conservation,
-                        property::conservation(value, expected),
+                        property::conservation(memcg, value, expected),
                     )]
                 } else {
                     Vec::new()
                 }
             }
+            Obs::Quiescent => {
+                s.quiescent = true;
+                Vec::new()
+            }
             Obs::Access(Access {
-                var: Var::Threshold { .. },
+                var: Var::Threshold { memcg },
                 op,
                 ..
             }) => {
+                let mut out = Vec::new();
                 if let Some(new) = op.written() {
                     if !matches!(op, Op::Write(0)) {
                         let steps = || self.shared.steps();
                         self.shared.measures.max_threshold.offer(new, steps);
                     }
+                    if let Some(m) = memcg {
+                        out.extend(self.per_memcg_atomic(s, m, new));
+                    }
                 }
-                Vec::new()
+                out
             }
             _ => Vec::new(),
         };
@@ -434,6 +484,43 @@ impl Sink for Monitor {
         if let Some(msg) = armed_hit {
             panic!("{msg}");
         }
+    }
+}
+
+impl Monitor {
+    /// Checks at a write of memcg `m`'s atomic (v6.8 on): C14's bound on
+    /// its value, and C12's invariant over the whole tree.
+    fn per_memcg_atomic(&self, s: &ExecState, m: u8, new: i64) -> Vec<(Property, String)> {
+        let plan = &self.shared.plan;
+        let mut out = Vec::new();
+        if plan.family != Family::PerMemcg {
+            return out;
+        }
+        let c14 = plan.cfg.batch * plan.cfg.cpus as i64;
+        if new >= c14 {
+            out.push((
+                Property::StatsUpdatesBound,
+                property::stats_updates_bound(m, new, c14),
+            ));
+        }
+        if plan.sc && plan.cfg.memcgs() > 1 {
+            s.ghost.read_all();
+            let value = |x: u8| s.ghost.domains.get(&Some(x)).map_or(0, |d| d.threshold);
+            let t = plan.trigger;
+            for x in 1..plan.cfg.memcgs() as u8 {
+                if value(x) <= t {
+                    continue;
+                }
+                if let Some(a) = plan.cfg.ancestry(x).into_iter().find(|a| value(*a) <= t) {
+                    out.push((
+                        Property::AncestorsFlushable,
+                        property::ancestors_flushable(x, value(x), a, value(a), t),
+                    ));
+                    break;
+                }
+            }
+        }
+        out
     }
 }
 

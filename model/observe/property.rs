@@ -31,11 +31,19 @@ pub enum Property {
     /// [`no_lost_flush`] with the twin on the same schedule (a finding, not
     /// a claim the kernel makes).
     NoLostFlushSameSchedule,
+    /// See [`per_memcg_error_bound`] (C10).
+    PerMemcgErrorBound,
+    /// See [`ancestors_flushable`] (C12).
+    AncestorsFlushable,
+    /// See [`stats_updates_bound`] (C14).
+    StatsUpdatesBound,
+    /// See [`quiescent_read_exact`] (B9).
+    QuiescentReadExact,
 }
 
 impl Property {
     /// All properties, in report order.
-    pub const ALL: [Property; 8] = [
+    pub const ALL: [Property; 12] = [
         Property::NoLostFlush,
         Property::Conservation,
         Property::MonotonicReads,
@@ -44,6 +52,10 @@ impl Property {
         Property::NoWorseThanBaseline,
         Property::FlushTimeBound,
         Property::NoLostFlushSameSchedule,
+        Property::PerMemcgErrorBound,
+        Property::AncestorsFlushable,
+        Property::StatsUpdatesBound,
+        Property::QuiescentReadExact,
     ];
 
     /// The name used in messages, reports and on the command line.
@@ -57,6 +69,10 @@ impl Property {
             Property::NoWorseThanBaseline => "no_worse_than_baseline",
             Property::FlushTimeBound => "flush_time_bound",
             Property::NoLostFlushSameSchedule => "no_lost_flush_same_schedule",
+            Property::PerMemcgErrorBound => "per_memcg_error_bound",
+            Property::AncestorsFlushable => "ancestors_flushable",
+            Property::StatsUpdatesBound => "stats_updates_bound",
+            Property::QuiescentReadExact => "quiescent_read_exact",
         }
     }
 
@@ -83,6 +99,7 @@ impl Property {
             Property::DocumentedErrorBound
                 | Property::NoWorseThanBaseline
                 | Property::FlushTimeBound
+                | Property::PerMemcgErrorBound
         )
     }
 
@@ -104,6 +121,8 @@ impl Property {
                 | Property::Conservation
                 | Property::MonotonicReads
                 | Property::FlushExclusion
+                | Property::StatsUpdatesBound
+                | Property::QuiescentReadExact
         )
     }
 
@@ -114,7 +133,23 @@ impl Property {
     pub fn refutable_claim(self) -> bool {
         matches!(
             self,
-            Property::DocumentedErrorBound | Property::NoLostFlushSameSchedule
+            Property::DocumentedErrorBound
+                | Property::NoLostFlushSameSchedule
+                | Property::PerMemcgErrorBound
+                | Property::AncestorsFlushable
+                | Property::StatsUpdatesBound
+                | Property::QuiescentReadExact
+        )
+    }
+
+    /// Whether the property is about the per-memcg protocol (v6.8 on): its
+    /// claims were made for it, and it reads per-memcg atomics.
+    pub fn per_memcg_only(self) -> bool {
+        matches!(
+            self,
+            Property::PerMemcgErrorBound
+                | Property::AncestorsFlushable
+                | Property::StatsUpdatesBound
         )
     }
 
@@ -130,6 +165,10 @@ impl Property {
             Property::NoWorseThanBaseline => Event::Skip,
             Property::FlushTimeBound => Event::UpdateBehindFlusher,
             Property::NoLostFlushSameSchedule => Event::SkipRacedReset,
+            Property::PerMemcgErrorBound => Event::StaleNoFlush,
+            Property::AncestorsFlushable => Event::AddErasedByReset,
+            Property::StatsUpdatesBound => Event::Skip,
+            Property::QuiescentReadExact => Event::StaleNoFlush,
         }
     }
 
@@ -160,6 +199,18 @@ impl Property {
             Property::NoLostFlushSameSchedule => {
                 "as no_lost_flush, with the twin's skipped add landing at the skipping CPU's next step: the twin on the same schedule"
             }
+            Property::PerMemcgErrorBound => {
+                "a reader that skips the flush misses at most NR_CPUS * MEMCG_CHARGE_BATCH * NR_MEMCGS pages (8d59d2214c23, C10)"
+            }
+            Property::AncestorsFlushable => {
+                "whenever a memcg needs a flush, so does each of its ancestors (v6.17: \"If @memcg is already flushable then all its ancestors are flushable as well\", C12)"
+            }
+            Property::StatsUpdatesBound => {
+                "a memcg's vmstats->stats_updates stays below nr_cpus * MEMCG_CHARGE_BATCH (v6.17 nmi-safe series, C14)"
+            }
+            Property::QuiescentReadExact => {
+                "a reader that runs after every update has completed reads them all (what LTP memcg_stat_rss expects, B9)"
+            }
         }
     }
 
@@ -184,6 +235,18 @@ impl Property {
             Property::NoLostFlushSameSchedule => {
                 "shuttle/std only: a schedule-for-schedule comparison, meaningless under weak memory"
             }
+            Property::PerMemcgErrorBound => {
+                "shuttle/std: staleness in execution order, per memcg; not run under loom"
+            }
+            Property::AncestorsFlushable => {
+                "shuttle/std: the atomics' values in execution order after every write; not run under loom, where no single instant orders them"
+            }
+            Property::StatsUpdatesBound => {
+                "all backends: every value written to a memcg's atomic (RMW results are exact under loom)"
+            }
+            Property::QuiescentReadExact => {
+                "all backends: main's read after joining every thread"
+            }
         }
     }
 }
@@ -196,9 +259,16 @@ impl fmt::Display for Property {
 
 /// `no_lost_flush` (and its same-schedule form): a reader decided not to
 /// flush although the twin's gate over the same history would have.
-pub fn no_lost_flush(p: Property, who: &str, read: Option<i64>, n: i64, twin: &str) -> String {
-    let saw = read.map_or(String::new(), |t| {
-        format!(" (its gate read stats_flush_threshold = {t}; num_online_cpus() = {n})")
+pub fn no_lost_flush(
+    p: Property,
+    who: &str,
+    read: Option<(Option<u8>, i64)>,
+    n: i64,
+    twin: &str,
+) -> String {
+    let saw = read.map_or(String::new(), |(k, t)| match k {
+        None => format!(" (its gate read stats_flush_threshold = {t}; num_online_cpus() = {n})"),
+        Some(m) => format!(" (its gate read memcg {m}'s vmstats->stats_updates = {t})"),
     });
     format!(
         "{}: {who} decided not to flush{saw}, but {twin} and would flush",
@@ -207,10 +277,18 @@ pub fn no_lost_flush(p: Property, who: &str, read: Option<i64>, n: i64, twin: &s
 }
 
 /// `conservation`: the final aggregate differs from the sum of the updates.
-pub fn conservation(aggregate: i64, expected: i64) -> String {
+pub fn conservation(memcg: u8, aggregate: i64, expected: i64) -> String {
+    let (which, below) = if memcg == 0 {
+        ("memcg->vmstats.state".to_string(), "")
+    } else {
+        (
+            format!("memcg {memcg}'s vmstats.state"),
+            " charged to its subtree",
+        )
+    };
     format!(
-        "conservation: after all updates and a final flush, memcg->vmstats.state = {aggregate}, \
-         but the updates sum to {expected}"
+        "conservation: after all updates and a final flush, {which} = {aggregate}, \
+         but the updates{below} sum to {expected}"
     )
 }
 
@@ -247,6 +325,55 @@ pub fn no_worse_than_baseline(gated: i64, split: Split, baseline: i64) -> String
          threshold gate (residue {}, counted {}, skipped {}), more than the {baseline} \
          v5.19 can leave on this configuration",
         split[0], split[1], split[2]
+    )
+}
+
+/// `per_memcg_error_bound` (C10): a reader of `memcg` skipped the flush
+/// with more pages missing than `NR_CPUS * MEMCG_CHARGE_BATCH * NR_MEMCGS`.
+pub fn per_memcg_error_bound(memcg: u8, stale: i64, split: Split, bound: i64) -> String {
+    format!(
+        "per_memcg_error_bound: a reader of memcg {memcg} skipped the flush with {stale} pages \
+         missing (residue {}, counted {}, skipped {}, other {}) > NR_CPUS * MEMCG_CHARGE_BATCH \
+         * NR_MEMCGS = {bound}",
+        split[0], split[1], split[2], split[3]
+    )
+}
+
+/// `ancestors_flushable` (C12): `memcg` needs a flush and its ancestor
+/// does not.
+pub fn ancestors_flushable(
+    memcg: u8,
+    value: i64,
+    ancestor: u8,
+    ancestor_value: i64,
+    trigger: i64,
+) -> String {
+    format!(
+        "ancestors_flushable: memcg {memcg}'s vmstats->stats_updates = {value} > {trigger} \
+         (flushable) but its ancestor memcg {ancestor}'s = {ancestor_value} <= {trigger}"
+    )
+}
+
+/// `stats_updates_bound` (C14): a memcg's atomic reached
+/// `nr_cpus * MEMCG_CHARGE_BATCH`.
+pub fn stats_updates_bound(memcg: u8, value: i64, bound: i64) -> String {
+    format!(
+        "stats_updates_bound: memcg {memcg}'s vmstats->stats_updates = {value} >= nr_cpus * \
+         MEMCG_CHARGE_BATCH = {bound}"
+    )
+}
+
+/// `quiescent_read_exact` (B9): after every update completed, a read of
+/// `memcg` returned `value`, not `expected`.
+pub fn quiescent_read_exact(memcg: u8, value: i64, expected: i64, flushed: bool) -> String {
+    let gate = if flushed {
+        "its flush ran"
+    } else {
+        "its gate did not flush"
+    };
+    format!(
+        "quiescent_read_exact: after every update completed, a read of memcg {memcg} returned \
+         {value} where the updates charged to its subtree sum to {expected} ({gate})"
     )
 }
 

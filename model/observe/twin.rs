@@ -188,3 +188,297 @@ impl TwinGate for GlobalGate {
         )
     }
 }
+
+/// The fold a CPU's update has pending at one level of a [`PerMemcgGate`].
+#[derive(Clone, Copy, Debug)]
+struct Fold {
+    level: u8,
+    /// The sum the fold adds, if taken when the counter crossed (v6.8's
+    /// local `s`); `None` takes the counter when the fold lands (v6.17's
+    /// `this_cpu_xchg()`).
+    sum: Option<i64>,
+}
+
+/// A CPU's update in progress, as the twin counts it.
+#[derive(Clone, Debug)]
+struct TwinUpdate {
+    /// The updated memcg and its ancestors, bottom-up.
+    levels: Vec<u8>,
+    /// Levels counted so far (`levels[..counted]`).
+    counted: usize,
+    /// The update's magnitude.
+    inc: i64,
+    /// A fold waiting for the variant's own fold step.
+    fold: Option<Fold>,
+}
+
+/// The gate of a per-memcg twin (v6.8 on): per (memcg, CPU) counters that
+/// every update counts at every level, folded into the memcg's atomic once
+/// they reach `MEMCG_CHARGE_BATCH`, never skipped; a reader of a memcg
+/// flushes when its atomic is above the trigger.
+///
+/// Placement, so that the twin's steps form a legal schedule of the twin
+/// (docs/protocol.md): a level is counted at the variant's first access to
+/// that level's counters in the update (or when the update ends, for levels
+/// the variant never reached, such as those above v6.17's `break`); a fold
+/// lands at the variant's `atomic_add` at that level, at its read of an
+/// already flushable atomic (v6.8's skip), or when the update moves on or
+/// ends. The flusher's remote reset of a per-CPU counter and its reset of
+/// an atomic (at the callback's read of it) reset the twin's too.
+pub struct PerMemcgGate {
+    cfg: crate::config::Config,
+    trigger: i64,
+    /// v6.8's fold adds the sum the counter reached; v6.17's adds what its
+    /// `this_cpu_xchg()` finds.
+    local_sum: bool,
+    name: &'static str,
+    /// Per memcg, per CPU: the twin's `statc->stats_updates`.
+    pc: Vec<Vec<i64>>,
+    /// Per memcg: the twin's `vmstats->stats_updates`.
+    atomic: Vec<i64>,
+    /// Per CPU: the update in progress.
+    cur: Vec<Option<TwinUpdate>>,
+    /// Flushers inside a flush section.
+    open: Vec<Actor>,
+}
+
+impl PerMemcgGate {
+    /// A gate for `cfg` with reader trigger `trigger`.
+    pub fn new(
+        cfg: &crate::config::Config,
+        trigger: i64,
+        local_sum: bool,
+        name: &'static str,
+    ) -> Self {
+        PerMemcgGate {
+            cfg: cfg.clone(),
+            trigger,
+            local_sum,
+            name,
+            pc: vec![vec![0; cfg.cpus]; cfg.memcgs()],
+            atomic: vec![0; cfg.memcgs()],
+            cur: vec![None; cfg.cpus],
+            open: Vec::new(),
+        }
+    }
+
+    /// v6.8 without the per-level skip (factory for
+    /// [`crate::protocol::Variant::gate`]).
+    pub fn v6_8(cfg: &crate::config::Config, _: Placement) -> Box<dyn TwinGate> {
+        Box::new(PerMemcgGate::new(
+            cfg,
+            cfg.batch * cfg.cpus as i64,
+            true,
+            "v6.8-no-skip",
+        ))
+    }
+
+    /// v6.17 without the early `break`.
+    pub fn v6_17(cfg: &crate::config::Config, _: Placement) -> Box<dyn TwinGate> {
+        Box::new(PerMemcgGate::new(
+            cfg,
+            cfg.batch * cfg.cpus as i64,
+            false,
+            "v6.17-no-break",
+        ))
+    }
+
+    /// The 2026 proposal's trigger without the early `break`.
+    pub fn scaled_2026(cfg: &crate::config::Config, _: Placement) -> Box<dyn TwinGate> {
+        Box::new(PerMemcgGate::new(
+            cfg,
+            crate::protocol::proposal_2026::trigger_ilog2(cfg),
+            false,
+            "scaled-2026-no-break",
+        ))
+    }
+
+    /// Count `inc` at level `l` on CPU `c`; the fold it calls for, if any.
+    fn count_level(&mut self, c: usize, l: u8, inc: i64) -> Option<Fold> {
+        let pc = &mut self.pc[l as usize][c];
+        *pc += inc;
+        (*pc >= self.cfg.batch).then_some(Fold {
+            level: l,
+            sum: self.local_sum.then_some(*pc),
+        })
+    }
+
+    fn fold_now(&mut self, c: usize, f: Fold) {
+        let l = f.level as usize;
+        let s = f.sum.unwrap_or(self.pc[l][c]);
+        self.pc[l][c] = 0;
+        if s != 0 {
+            dfs::ghost(G_TWIN, GhostKind::Add);
+            self.atomic[l] += s;
+        }
+    }
+
+    fn settle(&mut self, c: usize) {
+        if let Some(f) = self.cur[c].as_mut().and_then(|u| u.fold.take()) {
+            self.fold_now(c, f);
+        }
+    }
+
+    /// Count CPU `c`'s update at the levels from the first not yet counted
+    /// up to `upto` (an index into its levels); levels below `upto` fold at
+    /// once (the variant passed them without a step), the fold at `upto`
+    /// waits for the variant's own fold step unless `fold_all`.
+    fn count_up_to(&mut self, c: usize, upto: usize, fold_all: bool) {
+        self.settle(c);
+        let Some(u) = self.cur[c].clone() else {
+            return;
+        };
+        for k in u.counted..=upto.min(u.levels.len().saturating_sub(1)) {
+            if let Some(f) = self.count_level(c, u.levels[k], u.inc) {
+                if k < upto || fold_all {
+                    self.fold_now(c, f);
+                } else if let Some(cur) = self.cur[c].as_mut() {
+                    cur.fold = Some(f);
+                }
+            }
+        }
+        if let Some(cur) = self.cur[c].as_mut() {
+            cur.counted = cur.counted.max(upto + 1);
+        }
+    }
+
+    /// The variant's update on CPU `c` touched level `l`.
+    fn reach(&mut self, c: usize, l: u8) {
+        let Some(u) = self.cur[c].as_ref() else {
+            return;
+        };
+        match u.levels.iter().position(|x| *x == l) {
+            Some(i) if i >= u.counted => self.count_up_to(c, i, false),
+            _ => {}
+        }
+    }
+
+    /// CPU `c`'s update ended (or the next one began): land every count
+    /// and fold still owed.
+    fn finish(&mut self, c: usize) {
+        if let Some(n) = self.cur[c].as_ref().map(|u| u.levels.len()) {
+            if n > 0 {
+                self.count_up_to(c, n - 1, true);
+            }
+        }
+        self.settle(c);
+        self.cur[c] = None;
+    }
+}
+
+impl TwinGate for PerMemcgGate {
+    fn observe(&mut self, actor: Actor, obs: &Obs) {
+        let cpus = self.cfg.cpus;
+        match (*obs, actor) {
+            (
+                Obs::Access(Access {
+                    var: Var::State { memcg, cpu },
+                    op: Op::Add { val, .. },
+                    ..
+                }),
+                Actor::Cpu(c),
+            ) if c == cpu as usize && c < cpus && (memcg as usize) < self.atomic.len() => {
+                dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                self.finish(c);
+                self.cur[c] = Some(TwinUpdate {
+                    levels: self.cfg.ancestry(memcg),
+                    counted: 0,
+                    inc: val.abs(),
+                    fold: None,
+                });
+            }
+            (Obs::UpdateDone { .. }, Actor::Cpu(c)) if c < cpus => {
+                dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                self.finish(c);
+            }
+            (
+                Obs::Access(Access {
+                    var:
+                        Var::StatsUpdates {
+                            memcg: Some(l),
+                            cpu,
+                        },
+                    op,
+                    ..
+                }),
+                _,
+            ) if (cpu as usize) < cpus && (l as usize) < self.atomic.len() => {
+                let c = cpu as usize;
+                dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                if actor == Actor::Cpu(c) {
+                    self.reach(c, l);
+                } else if op.written() == Some(0) {
+                    // The flusher's remote reset.
+                    self.pc[l as usize][c] = 0;
+                }
+            }
+            (
+                Obs::Access(Access {
+                    var: Var::Threshold { memcg: Some(l) },
+                    op,
+                    ..
+                }),
+                Actor::Cpu(c),
+            ) if c < cpus && (l as usize) < self.atomic.len() => {
+                dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                self.reach(c, l);
+                let pending_here = self.cur[c]
+                    .as_ref()
+                    .and_then(|u| u.fold)
+                    .is_some_and(|f| f.level == l);
+                let lands = match op {
+                    Op::Add { .. } => true,
+                    Op::Read(t) => t > self.trigger,
+                    _ => op.written().is_some(),
+                };
+                if pending_here && lands {
+                    self.settle(c);
+                }
+            }
+            (
+                Obs::Access(Access {
+                    var: Var::Threshold { memcg: Some(l) },
+                    op,
+                    ..
+                }),
+                _,
+            ) if (l as usize) < self.atomic.len() && self.open.contains(&actor) => {
+                // The callback's `if (atomic_read()) atomic_set(0)`: the
+                // twin's code resets its own atomic there.
+                if op.read().is_some() || op.written() == Some(0) {
+                    dfs::ghost(G_TWIN, GhostKind::Write);
+                    self.atomic[l as usize] = 0;
+                }
+            }
+            (Obs::Trace(Tp::FlushBegin { .. }), _) => {
+                dfs::ghost(G_TWIN, GhostKind::Write);
+                self.open.push(actor);
+            }
+            (Obs::Trace(Tp::FlushEnd), _) => {
+                dfs::ghost(G_TWIN, GhostKind::Write);
+                if let Some(i) = self.open.iter().position(|a| *a == actor) {
+                    self.open.remove(i);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn would_flush(&self, memcg: u8) -> bool {
+        dfs::ghost(G_TWIN, GhostKind::Read);
+        self.atomic
+            .get(memcg as usize)
+            .is_some_and(|a| *a > self.trigger)
+    }
+
+    fn describe(&self) -> String {
+        let atomics: Vec<String> = self.atomic.iter().map(|a| a.to_string()).collect();
+        format!(
+            "{}'s gate over the same history has vmstats->stats_updates = [{}] (per memcg), \
+             trigger {}",
+            self.name,
+            atomics.join(", "),
+            self.trigger
+        )
+    }
+}

@@ -12,9 +12,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::Config;
 use crate::observe::property::Property;
-use crate::observe::twin::{GateFactory, GlobalGate};
-use crate::protocol::{benign, mutants, v5_19, v6_0, DynModel};
+use crate::observe::twin::{GateFactory, GlobalGate, PerMemcgGate};
+use crate::protocol::{
+    benign, mutants, mutants_later, proposal_2026, v5_19, v6_0, v6_17, v6_8, DynModel,
+};
 
 /// What a variant is, and so what the matrix expects of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +34,9 @@ pub enum Kind {
     Candidate,
     /// A performance bound for benchmarks; not in the checking matrix.
     Bound,
+    /// A reference protocol that is not a kernel version (a version with
+    /// its optimisation removed): run only as another variant's twin.
+    Twin,
 }
 
 impl Kind {
@@ -47,6 +53,28 @@ impl Kind {
             Kind::Benign => "benign",
             Kind::Candidate => "candidate",
             Kind::Bound => "bound",
+            Kind::Twin => "twin",
+        }
+    }
+}
+
+/// The protocol family a variant belongs to: what its threshold counts, and
+/// so which scenarios of the suite apply to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// One global threshold in batches (v5.16-v6.7).
+    Global,
+    /// One threshold per memcg in pages, subtree flushes (v6.8 on).
+    PerMemcg,
+}
+
+impl Family {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Global => "global",
+            Family::PerMemcg => "per-memcg",
         }
     }
 }
@@ -70,6 +98,14 @@ pub struct Variant {
     /// For mutants: each property that must kill it, with the backends on
     /// which it must (other cells may go either way).
     pub killed_by: Vec<(Property, Vec<String>)>,
+    /// The protocol family.
+    pub family: Family,
+    /// The reader's trigger on a configuration (per-memcg family): the
+    /// value a memcg's `vmstats->stats_updates` must exceed.
+    pub trigger: Option<fn(&Config) -> i64>,
+    /// For kernel versions: the properties a finding says it violates, with
+    /// the backends on which the matrix must see the violation.
+    pub findings: Vec<(Property, Vec<String>)>,
 }
 
 impl fmt::Debug for Variant {
@@ -79,8 +115,15 @@ impl fmt::Debug for Variant {
             .field("kind", &self.kind)
             .field("twin", &self.twin)
             .field("killed_by", &self.killed_by)
+            .field("family", &self.family)
+            .field("findings", &self.findings)
             .finish()
     }
+}
+
+/// `MEMCG_CHARGE_BATCH * num_online_cpus()`, the trigger from v6.8 on.
+pub fn batch_times_cpus(cfg: &Config) -> i64 {
+    cfg.batch * cfg.cpus as i64
 }
 
 const SAMPLED: &[&str] = &["shuttle-random", "shuttle-pct"];
@@ -104,7 +147,32 @@ impl Variant {
             twin: None,
             gate: None,
             killed_by: Vec::new(),
+            family: Family::Global,
+            trigger: None,
+            findings: Vec::new(),
         }
+    }
+
+    /// A per-memcg protocol (v6.8 on) whose readers flush above
+    /// `trigger(cfg)`.
+    pub fn per_memcg(mut self, trigger: fn(&Config) -> i64) -> Self {
+        self.family = Family::PerMemcg;
+        self.trigger = Some(trigger);
+        self
+    }
+
+    /// A kernel version violates `property` (a finding), and the matrix
+    /// must show it on each of `backends`.
+    pub fn finding(mut self, property: Property, backends: &[&str]) -> Self {
+        self.findings
+            .push((property, backends.iter().map(|b| b.to_string()).collect()));
+        self
+    }
+
+    /// The reader's trigger on `cfg`: `num_online_cpus()` batches for the
+    /// global family.
+    pub fn trigger_on(&self, cfg: &Config) -> i64 {
+        self.trigger.map_or(cfg.cpus as i64, |t| t(cfg))
     }
 
     /// Compare it with the no-skip twin `twin` (`no_lost_flush`).
@@ -161,9 +229,103 @@ impl Variant {
         )
     }
 
+    /// v6.8 (v6.8-v6.14): per-memcg thresholds, the per-level skip.
+    pub fn v6_8() -> Variant {
+        Variant::new(
+            "v6.8",
+            Kind::Kernel,
+            "8d59d2214c23, 7d7ef0a4686a: per-memcg thresholds, skip the add at a flushable level",
+            v6_8::model(v6_8::V6_8),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.8-no-skip")
+    }
+
+    /// v6.17 (v6.17-v7.1.5): the early `break` out of the ancestor walk.
+    pub fn v6_17() -> Variant {
+        Variant::new(
+            "v6.17",
+            Kind::Kernel,
+            "early break out of the ancestor walk at the first flushable memcg (C12)",
+            v6_8::model(v6_17::V6_17),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.17-no-break")
+        .finding(Property::NoLostFlush, SAMPLED)
+        .finding(Property::AncestorsFlushable, SAMPLED)
+    }
+
+    /// The 2026 proposal, `ilog2` form, on v7.1.
+    pub fn scaled_2026() -> Variant {
+        Variant::new(
+            "scaled-2026",
+            Kind::Kernel,
+            "proposed 2026, not merged: trigger MEMCG_CHARGE_BATCH * (ilog2(nr_cpus) + 1)",
+            v6_8::model(proposal_2026::ScaledIlog2),
+        )
+        .per_memcg(proposal_2026::trigger_ilog2)
+        .twin("scaled-2026-no-break")
+        .finding(Property::NoLostFlush, SAMPLED)
+        .finding(Property::AncestorsFlushable, SAMPLED)
+    }
+
+    /// The 2026 proposal, `int_sqrt` form, on v7.1.
+    pub fn scaled_2026_sqrt() -> Variant {
+        Variant::new(
+            "scaled-2026-sqrt",
+            Kind::Kernel,
+            "proposed 2026, not merged: trigger MEMCG_CHARGE_BATCH * int_sqrt(nr_cpus + 2)",
+            v6_8::model(proposal_2026::ScaledSqrt),
+        )
+        .per_memcg(proposal_2026::trigger_sqrt)
+    }
+
+    /// The twins of the per-memcg versions: each version with its
+    /// optimisation removed.
+    pub fn per_memcg_twins() -> Vec<Variant> {
+        vec![
+            Variant::new(
+                "v6.8-no-skip",
+                Kind::Twin,
+                "v6.8 without the per-level skip: every fold is added",
+                v6_8::model(mutants_later::V6_8NoSkip),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-no-skip")
+            .gate(PerMemcgGate::v6_8),
+            Variant::new(
+                "v6.17-no-break",
+                Kind::Twin,
+                "v6.17 without the early break: every level counts every update",
+                v6_8::model(v6_17::NoBreak),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-no-break")
+            .gate(PerMemcgGate::v6_17),
+            Variant::new(
+                "scaled-2026-no-break",
+                Kind::Twin,
+                "the 2026 proposal without the early break",
+                v6_8::model(proposal_2026::ScaledIlog2NoBreak),
+            )
+            .per_memcg(proposal_2026::trigger_ilog2)
+            .twin("scaled-2026-no-break")
+            .gate(PerMemcgGate::scaled_2026),
+        ]
+    }
+
     /// Every variant the default run checks: kernel versions, mutants,
     /// benign rewrites.
     pub fn all() -> Vec<Variant> {
+        let mut all = Variant::global_family();
+        all.extend(Variant::per_memcg_family());
+        all.extend(Variant::per_memcg_twins());
+        all
+    }
+
+    /// The v5.16-v6.7 family: v5.19, v6.0, their mutants and benign
+    /// rewrites.
+    pub fn global_family() -> Vec<Variant> {
         let mutant = |name: &str, summary: &str, model| {
             Variant::new(name, Kind::Mutant, summary, model).twin("v5.19")
         };
@@ -276,6 +438,95 @@ impl Variant {
                 "spin_is_locked() before the trylock; the reset as atomic_xchg",
                 v5_19::model(benign::TrylockPrecheck),
             ),
+        ]
+    }
+
+    /// The v6.8-on family: v6.8, v6.17, the 2026 proposal and their
+    /// mutants (their twins are [`Variant::per_memcg_twins`]).
+    pub fn per_memcg_family() -> Vec<Variant> {
+        use Property::*;
+        let mutant = |name: &str, summary: &str, model, trigger: fn(&Config) -> i64, twin: &str| {
+            Variant::new(name, Kind::Mutant, summary, model)
+                .per_memcg(trigger)
+                .twin(twin)
+        };
+        vec![
+            Variant::v6_8(),
+            Variant::v6_17(),
+            Variant::scaled_2026(),
+            Variant::scaled_2026_sqrt(),
+            mutant(
+                "mutant-v6.8-skip-at-trigger",
+                "v6.8 updater: skip the add once the atomic is >= the trigger (the reader needs >)",
+                v6_8::model(mutants_later::V6_8SkipAtTrigger),
+                batch_times_cpus,
+                "v6.8-no-skip",
+            )
+            .killed_by(NoLostFlush, SC),
+            mutant(
+                "mutant-v6.8-gate-on-root",
+                "v6.8 reader: the gate reads the root's atomic instead of the target's",
+                v6_8::model(mutants_later::V6_8GateOnRoot),
+                batch_times_cpus,
+                "v6.8-no-skip",
+            )
+            .killed_by(NoLostFlush, SC),
+            mutant(
+                "mutant-v6.8-flush-target-only",
+                "v6.8 flusher: a subtree flush runs the callback of the target only",
+                v6_8::model(mutants_later::V6_8FlushTargetOnly),
+                batch_times_cpus,
+                "v6.8-no-skip",
+            )
+            .killed_by(Conservation, ALL_CHECKERS),
+            mutant(
+                "mutant-v6.8-no-rstat-lock",
+                "v6.8 flusher: subtree flushes without cgroup_rstat_lock (C11)",
+                v6_8::model(mutants_later::V6_8NoRstatLock),
+                batch_times_cpus,
+                "v6.8-no-skip",
+            )
+            .killed_by(FlushExclusion, ALL_CHECKERS),
+            mutant(
+                "mutant-v6.17-break-at-trigger",
+                "v6.17 updater: break once the atomic is >= the trigger (the reader needs >)",
+                v6_8::model(mutants_later::V6_17BreakAtTrigger),
+                batch_times_cpus,
+                "v6.17-no-break",
+            )
+            .killed_by(NoLostFlush, SC),
+            mutant(
+                "mutant-v6.17-target-only",
+                "v6.17 updater: counts at the updated memcg only, never at its ancestors",
+                v6_8::model(mutants_later::V6_17TargetOnly),
+                batch_times_cpus,
+                "v6.17-no-break",
+            )
+            .killed_by(NoLostFlush, SC),
+            mutant(
+                "mutant-v6.17-unlocked-callbacks",
+                "v6.17 flusher: the per-CPU callbacks run without the rstat lock",
+                v6_8::model(mutants_later::V6_17Unlocked),
+                batch_times_cpus,
+                "v6.17-no-break",
+            )
+            .killed_by(FlushExclusion, ALL_CHECKERS),
+            mutant(
+                "mutant-scaled-2026-reader-off-by-one",
+                "2026 proposal, reader: flushes above BATCH * (ilog2(n) + 2)",
+                v6_8::model(mutants_later::ScaledReaderOffByOne),
+                proposal_2026::trigger_ilog2,
+                "scaled-2026-no-break",
+            )
+            .killed_by(NoLostFlush, SC),
+            mutant(
+                "mutant-scaled-2026-break-at-trigger",
+                "2026 proposal, updater: break once the atomic is >= the trigger",
+                v6_8::model(mutants_later::ScaledBreakAtTrigger),
+                proposal_2026::trigger_ilog2,
+                "scaled-2026-no-break",
+            )
+            .killed_by(NoLostFlush, SC),
         ]
     }
 

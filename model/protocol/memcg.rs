@@ -5,6 +5,7 @@
 //! per-node lruvec items, all flushed by the same loop; the model has one
 //! item, `state[0]`, which exercises every step of that loop.
 
+use crate::config::Config;
 use crate::explore::Platform;
 use crate::kernel::{read_once, write_once, Atomic, Css, Locked, PerCpu, Var};
 
@@ -18,6 +19,10 @@ pub struct MemcgVmstatsPercpu<P: Platform> {
     /// `state_prev[0]`: the value the last flush saw; flusher-only, under
     /// `cgroup_rstat_lock`.
     pub state_prev: Locked<P>,
+    /// `stats_updates` (v6.8 on): pages updated on this CPU since the last
+    /// fold, written by the owner and zeroed remotely by the flusher.
+    /// Unused before v6.8, where the counter is global.
+    pub stats_updates: Atomic<P>,
 }
 
 /// `struct memcg_vmstats`: the flushed, hierarchical aggregate of one memcg.
@@ -27,6 +32,11 @@ pub struct MemcgVmstats<P: Platform> {
     pub state: Atomic<P>,
     /// `state_pending[0]`: deltas pushed up by children; flusher-only.
     pub state_pending: Locked<P>,
+    /// `stats_updates` (v6.8 on): pages folded in by updaters since the
+    /// last flush of this memcg, the reader's gate (`atomic64_t` in
+    /// v6.8-v6.14, `atomic_t` in v6.17-v7.0, `atomic_long_t` in v7.1).
+    /// Unused before v6.8.
+    pub stats_updates: Atomic<P>,
 }
 
 /// `struct mem_cgroup`, reduced to what flushing touches.
@@ -68,22 +78,33 @@ impl<P: Platform> MemCgroup<P> {
                     },
                     0,
                 ),
+                stats_updates: Atomic::new(
+                    Var::StatsUpdates {
+                        memcg: Some(id),
+                        cpu: cpu as u8,
+                    },
+                    0,
+                ),
             }),
             vmstats: MemcgVmstats {
                 state: Atomic::new(Var::Aggregate { memcg: id }, 0),
                 state_pending: Locked::new(Var::Pending { memcg: id }, 0),
+                stats_updates: Atomic::new(Var::Threshold { memcg: Some(id) }, 0),
             },
         }
     }
 }
 
-/// The memcg tree of one execution: only `root_mem_cgroup` so far.
+/// The memcg tree of one execution, as the configuration gives it
+/// (`root_mem_cgroup` alone by default).
 ///
 /// NOTE(kernel): v5.19 and v6.0 flush the whole tree from the root with one
-/// global threshold, so one memcg exercises their protocol; children
-/// matter from v6.8 on.
-pub fn memcg_tree<P: Platform>(cpus: usize) -> Vec<MemCgroup<P>> {
-    vec![MemCgroup::new(ROOT_MEM_CGROUP, None, cpus)]
+/// global threshold, so the root alone exercises their protocol; children
+/// matter from v6.8 on, where each memcg has its own threshold.
+pub fn memcg_tree<P: Platform>(cfg: &Config) -> Vec<MemCgroup<P>> {
+    (0..cfg.memcgs() as u8)
+        .map(|m| MemCgroup::new(m, cfg.parent(m), cfg.cpus))
+        .collect()
 }
 
 /// `mem_cgroup_css_rstat_flush(css, cpu)` (v5.13-v6.7): fold CPU `cpu`'s

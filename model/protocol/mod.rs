@@ -20,8 +20,12 @@ pub mod benign;
 pub mod catalogue;
 pub mod memcg;
 pub mod mutants;
+pub mod mutants_later;
+pub mod proposal_2026;
 pub mod v5_19;
 pub mod v6_0;
+pub mod v6_17;
+pub mod v6_8;
 
 use std::sync::Arc;
 
@@ -29,7 +33,7 @@ use crate::config::Config;
 use crate::explore::{Bare, Loom, Platform, Shuttle, Std};
 use crate::kernel::{read_once, Atomic, Var};
 
-pub use catalogue::{Kind, Variant};
+pub use catalogue::{Family, Kind, Variant};
 
 /// What the scenario drives: one kernel version (or a variant of one) for
 /// one execution on platform `P`.

@@ -89,7 +89,7 @@ impl<P: Platform> State<P> {
     pub fn new(env: Env<P>) -> Self {
         let cpus = env.cfg.cpus;
         State {
-            memcgs: memcg_tree(cpus),
+            memcgs: memcg_tree(&env.cfg),
             stats_updates: PerCpu::new(cpus, |cpu| {
                 CpuLocal::new(
                     Var::StatsUpdates {

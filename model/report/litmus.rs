@@ -66,9 +66,14 @@ fn c_name(var: Var) -> Option<String> {
         Var::FlushTime => "flush_next_time".into(),
         Var::Other { name, cpu: None } => name.into(),
         Var::Other { name, cpu: Some(c) } => format!("{name}{c}"),
+        // v6.8 on: written remotely by the flusher, so shared.
+        Var::StatsUpdates {
+            memcg: Some(memcg),
+            cpu,
+        } => format!("{}updates{cpu}", m(memcg)),
         Var::StatePrev { .. }
         | Var::Pending { .. }
-        | Var::StatsUpdates { .. }
+        | Var::StatsUpdates { memcg: None, .. }
         | Var::Jiffies
         | Var::Dwork
         | Var::Flushing => return None,
@@ -104,7 +109,8 @@ fn translate(actor: Actor, a: Access) -> Result<Option<Stmt>, String> {
             | Idiom::ThisCpuWrite
             | Idiom::ThisCpuXchg
     );
-    if this_cpu {
+    let shared_pcpu = matches!(a.var, Var::StatsUpdates { memcg: Some(_), .. });
+    if this_cpu && !shared_pcpu {
         let Var::State { cpu, .. } = a.var else {
             // CPU-local: no other thread can observe it.
             return Ok(None);
@@ -145,6 +151,16 @@ fn translate(actor: Actor, a: Access) -> Result<Option<Stmt>, String> {
             ))
         }
         (Idiom::ReadOnce, Op::Read(x)) => (format!("{{r}} = READ_ONCE(*{name});"), Some(x)),
+        // v6.17's this_cpu_add_return/this_cpu_xchg against the flusher's
+        // remote store: a load and a store (see kernel::percpu).
+        (Idiom::ThisCpuAddReturn | Idiom::ThisCpuXchg, Op::Read(x)) => {
+            (format!("{{r}} = READ_ONCE(*{name});"), Some(x))
+        }
+        (Idiom::ThisCpuAddReturn | Idiom::ThisCpuXchg, Op::Write(x)) => {
+            (format!("WRITE_ONCE(*{name}, {x});"), None)
+        }
+        // A spin_lock that had to wait: its successful attempt follows.
+        (Idiom::SpinLock, Op::CmpXchg { ok: false, .. }) => return Ok(None),
         (Idiom::Plain, Op::Read(x)) => (format!("{{r}} = *{name};"), Some(x)),
         // The aggregate's `+=` under the lock is read locklessly.
         (_, Op::Write(x)) if matches!(a.var, Var::Aggregate { .. }) => {
