@@ -69,7 +69,8 @@ impl Scenario for FlushScenario {
             let g = gate.clone();
             P::spawn(ctx.for_actor(actor), move || {
                 g.wait();
-                f()
+                f();
+                P::checkpoint_locals(u64::MAX);
             })
         };
         let updaters: Vec<_> = (0..cfg.cpus)
@@ -85,6 +86,9 @@ impl Scenario for FlushScenario {
                                 memcg: ROOT_MEM_CGROUP,
                                 val,
                             });
+                            // The update returned: nothing it computed is
+                            // live, only the loop counter.
+                            P::checkpoint_locals(k as u64 + 1);
                         }
                     }),
                 )
@@ -96,7 +100,7 @@ impl Scenario for FlushScenario {
                 spawn(
                     Actor::Reader(r),
                     Box::new(move || {
-                        for _ in 0..reads {
+                        for i in 0..reads {
                             if timed {
                                 atomic_add(1, &t.flushing);
                             }
@@ -105,6 +109,7 @@ impl Scenario for FlushScenario {
                                 atomic_add(-1, &t.flushing);
                             }
                             read(&*p, ROOT_MEM_CGROUP);
+                            P::checkpoint_locals(i as u64 + 1);
                         }
                     }),
                 )

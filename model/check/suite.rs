@@ -92,6 +92,7 @@ impl Sizes {
         Backend::ShuttleDfs {
             max_schedules: self.dfs_cap,
             sleep_sets: true,
+            stateful: true,
         }
     }
     fn std(&self) -> Backend {

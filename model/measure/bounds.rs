@@ -282,6 +282,7 @@ pub fn measure_exhaustive(
     let dfs = Backend::ShuttleDfs {
         max_schedules,
         sleep_sets: true,
+        stateful: true,
     };
     measure(cfg, variant, registry, &dfs, budget)
 }

@@ -258,6 +258,7 @@ pub fn growth(
         Backend::ShuttleDfs {
             max_schedules: dfs_cap,
             sleep_sets: true,
+            stateful: true,
         },
     ];
     let mut rows = Vec::new();

@@ -124,10 +124,12 @@ impl Max {
         self.offer_split(value, [0; 4], trace)
     }
 
-    /// [`Max::offer`] with the split of the value.
+    /// [`Max::offer`] with the split of the value. Of equal values the
+    /// largest split is kept, so the result does not depend on the order
+    /// a search runs its executions in.
     pub fn offer_split(&self, value: i64, split: Split, trace: impl FnOnce() -> Vec<Step>) {
         let mut b = self.best.lock().unwrap_or_else(|e| e.into_inner());
-        if b.as_ref().is_none_or(|(v, _, _)| value > *v) {
+        if b.as_ref().is_none_or(|(v, s, _)| (value, split) > (*v, *s)) {
             *b = Some((value, split, trace()));
         }
     }

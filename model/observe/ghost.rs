@@ -34,7 +34,7 @@ pub const G_RESIDUE: GhostLoc = 100;
 pub const G_TWIN_CPU: GhostLoc = 200;
 
 /// The per-CPU state of the later-epoch coverage event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Epoch {
     /// Nothing pending.
     Fresh,
@@ -45,7 +45,7 @@ enum Epoch {
 }
 
 /// The update a CPU is in the middle of (global-threshold lineage).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Hash)]
 struct InUpdate {
     /// The threshold value the update read, if it read it.
     read: Option<i64>,
@@ -118,6 +118,45 @@ pub struct Ghost {
     pub gate_read: Vec<(Actor, i64)>,
     in_update: Vec<InUpdate>,
     epoch: Vec<Epoch>,
+}
+
+/// The state of a stateful search: every field that can change what a
+/// later observation does. Left out: `threshold_rmws` (a count summed over
+/// executions, which decides nothing), `resets` beyond 2 (only the second
+/// reset is an event) and `added_during_flush` beyond 1 (only whether it is
+/// positive is tested).
+impl std::hash::Hash for Ghost {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Ghost {
+            written,
+            agg,
+            open,
+            seen,
+            lost,
+            folded,
+            pending_fold,
+            now,
+            stamps,
+            residue,
+            counted,
+            skipped,
+            threshold,
+            skipped_at,
+            added_during_flush,
+            resets,
+            threshold_rmws: _,
+            gate_read,
+            in_update,
+            epoch,
+        } = self;
+        (written, agg, open, seen, lost, folded, pending_fold).hash(h);
+        (
+            now, stamps, residue, counted, skipped, threshold, skipped_at,
+        )
+            .hash(h);
+        let added = (*added_during_flush).min(1);
+        (added, (*resets).min(2), gate_read, in_update, epoch).hash(h);
+    }
 }
 
 impl Ghost {

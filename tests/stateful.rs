@@ -1,0 +1,208 @@
+//! The stateful exhaustive search is sound: on configurations where the
+//! stateless depth-first searches finish, the stateful one reports the same
+//! verdict on every property, the same maxima with the same witness values
+//! (each maximum's split), and reaches the same coverage events, for every
+//! variant of the catalogue.
+//!
+//! Three references, each an exhaustive search of every sequentially
+//! consistent interleaving: the unreduced DFS (every schedule), the DFS
+//! with sleep sets, and state caching without sleep sets. The larger
+//! comparisons (two CPUs with two or three updates each, the two-flusher
+//! entry) run under `--cfg loom` (tests/loom_suite.rs explains the
+//! invocation) and in `flushcheck stateful-check`.
+
+use std::time::Duration;
+
+use memcg_flush_model::check::run::{explore_variant, judge, judged, monitor_plan};
+use memcg_flush_model::cli::registry;
+use memcg_flush_model::explore::{Backend, Outcome, Shard};
+use memcg_flush_model::observe::{Event, Split};
+use memcg_flush_model::protocol::Kind;
+use memcg_flush_model::{Config, Property};
+
+#[derive(Debug)]
+struct Search {
+    schedules: u64,
+    states: u64,
+    verdicts: Vec<String>,
+    maxima: [(i64, Split); 5],
+    events: Vec<&'static str>,
+}
+
+fn dfs(sleep_sets: bool, stateful: bool) -> Backend {
+    Backend::ShuttleDfs {
+        max_schedules: 2_000_000,
+        sleep_sets,
+        stateful,
+    }
+}
+
+fn search(cfg: &Config, variant: &str, b: &Backend) -> Search {
+    let reg = registry(Vec::new()).expect("catalogue");
+    let v = reg
+        .iter()
+        .find(|v| v.name == variant)
+        .expect("known")
+        .clone();
+    let plan = monitor_plan(&v, &reg, cfg, b).expect("plan");
+    let (e, shared) = explore_variant(
+        &v,
+        plan,
+        b,
+        Shard::default(),
+        Duration::from_secs(300),
+        None,
+    );
+    assert!(
+        e.outcome == Outcome::Finished,
+        "{variant} on {cfg}, {}: {:?}",
+        b.search(),
+        e.outcome
+    );
+    let m = &shared.measures;
+    let max = |x: &memcg_flush_model::observe::Max| x.get().map_or((0, [0; 4]), |(v, s, _)| (v, s));
+    Search {
+        schedules: e.executions,
+        states: e.states,
+        verdicts: Property::ALL
+            .into_iter()
+            .filter(|p| judged(*p, &v, cfg, b))
+            .map(|p| {
+                let j = judge(p, cfg, &e.outcome, &shared);
+                format!("{}={}", p.name(), j.verdict.name())
+            })
+            .collect(),
+        maxima: [
+            max(&m.stale_at_no_flush),
+            max(&m.stale_since_reset),
+            max(&m.stale_after_flush_call),
+            max(&m.max_threshold),
+            max(&m.stale_ticks),
+        ],
+        events: Event::ALL
+            .into_iter()
+            .filter(|e| shared.coverage.count(*e) > 0)
+            .map(|e| e.name())
+            .collect(),
+    }
+}
+
+/// Compare the stateful search with the references on `cfg`, for every
+/// variant; returns (stateful schedules, stateless sleep-set schedules).
+fn compare(cfg: &Config, unreduced: bool) -> (u64, u64) {
+    let reg = registry(Vec::new()).expect("catalogue");
+    let (mut mine, mut theirs) = (0, 0);
+    for v in reg.iter().filter(|v| v.kind != Kind::Bound) {
+        let stateful = search(cfg, &v.name, &dfs(true, true));
+        let mut refs = vec![
+            ("sleep sets", search(cfg, &v.name, &dfs(true, false))),
+            (
+                "state caching alone",
+                search(cfg, &v.name, &dfs(false, true)),
+            ),
+        ];
+        if unreduced {
+            refs.push(("unreduced", search(cfg, &v.name, &dfs(false, false))));
+        }
+        for (what, r) in &refs {
+            let at = format!("{} on {cfg}: stateful vs {what}", v.name);
+            assert_eq!(stateful.verdicts, r.verdicts, "{at}");
+            assert_eq!(stateful.maxima, r.maxima, "{at}");
+            assert_eq!(stateful.events, r.events, "{at}");
+        }
+        assert!(stateful.states > 0, "{}: no state stored", v.name);
+        mine += stateful.schedules;
+        theirs += refs[0].1.schedules;
+    }
+    (mine, theirs)
+}
+
+fn base() -> Config {
+    Config {
+        cpus: 1,
+        batch: 1,
+        updates: 2,
+        vals: vec![2],
+        readers: 1,
+        reads: 1,
+        periodic: false,
+        ticks: 0,
+        late: 0,
+    }
+}
+
+/// One CPU and a reader, and one CPU and the periodic work: every
+/// reference finishes, the unreduced one included.
+#[test]
+fn stateful_equals_every_reference_on_one_cpu() {
+    for cfg in [
+        base(),
+        Config {
+            readers: 0,
+            periodic: true,
+            ..base()
+        },
+    ] {
+        let (mine, theirs) = compare(&cfg, true);
+        assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
+    }
+}
+
+/// Two CPUs, one update each, a reader (the pair entry without the
+/// periodic work), and one CPU crossing three times with two reads.
+#[test]
+fn stateful_equals_stateless_on_small_configurations() {
+    for cfg in [
+        Config {
+            cpus: 2,
+            updates: 1,
+            vals: vec![2, 3],
+            ..base()
+        },
+        Config {
+            updates: 3,
+            reads: 2,
+            ..base()
+        },
+        Config {
+            cpus: 2,
+            batch: 2,
+            updates: 1,
+            vals: vec![3],
+            ..base()
+        },
+    ] {
+        let (mine, theirs) = compare(&cfg, false);
+        assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
+    }
+}
+
+/// The suite's DFS entries and the configuration, against the
+/// stateless search with sleep sets (minutes: `--cfg loom` only).
+#[cfg(loom)]
+#[test]
+fn stateful_equals_stateless_on_the_suite_dfs_entries() {
+    use memcg_flush_model::check::{Sizes, Suite};
+    let suite = Suite::standard(&Sizes::default());
+    let mut cfgs: Vec<Config> = suite
+        .entries
+        .iter()
+        .filter(|e| {
+            e.backends
+                .iter()
+                .any(|b| matches!(b, Backend::ShuttleDfs { .. }))
+        })
+        .map(|e| e.cfg.clone())
+        .collect();
+    cfgs.push(Config {
+        cpus: 2,
+        batch: 2,
+        updates: 3,
+        vals: vec![3],
+        ..base()
+    });
+    for cfg in cfgs {
+        let (mine, theirs) = compare(&cfg, false);
+        eprintln!("{cfg}: stateful {mine} schedules, sleep sets {theirs}");
+    }
+}
