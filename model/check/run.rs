@@ -181,6 +181,10 @@ pub fn explore_variant(
     (e, shared)
 }
 
+/// How a run's progress lines on stderr begin (every 10 s of a search
+/// that takes longer; a matrix forwards its workers' lines that begin so).
+pub const PROGRESS: &str = "progress: ";
+
 /// Run one spec, resolving names in `registry`.
 pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
     let variant = Variant::find(registry, &spec.variant)?;
@@ -195,7 +199,16 @@ pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
         } if spec.cfg.threads() <= 2 => Backend::ShuttleRandom { iterations, seed },
         ref b => b.clone(),
     };
-    let (e, shared) = explore_variant(&variant, plan, &backend, spec.shard, budget, None);
+    let progress = Progress::new(
+        format!(
+            "{PROGRESS}{} {} {}",
+            spec.variant,
+            spec.entry,
+            backend.name()
+        ),
+        Duration::from_secs(10),
+    );
+    let (e, shared) = explore_variant(&variant, plan, &backend, spec.shard, budget, Some(progress));
     let mut search = backend.search();
     if spec.shard.count > 1 {
         search = format!("{search}, shard {}/{}", spec.shard.index, spec.shard.count);

@@ -444,6 +444,9 @@ macro_rules! ctx_fns {
                 .unwrap_or_else(|| no_ctx())
         }
         fn emit(make: impl FnOnce() -> Obs) {
+            if dfs::silent() {
+                return;
+            }
             let target = $key.with(|c| {
                 c.borrow()
                     .as_ref()
