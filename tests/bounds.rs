@@ -252,6 +252,7 @@ fn pruned_maxima_equal_unreduced_maxima() {
                 let dfs = Backend::ShuttleDfs {
                     max_schedules: 1_000_000,
                     sleep_sets,
+                    stateful: false,
                 };
                 measure(&cfg, variant(v), reg(), &dfs, Duration::from_secs(120))
             });

@@ -45,7 +45,7 @@ fn assert_kernel_holds(cells: &[Value], covered: &[&str]) {
 
 /// No periodic work: 2 CPUs and a reader, every execution loom reaches.
 /// The threshold mutants produce outcomes no v5.19 outcome dominates.
-/// (Unbounded, loom never sees v6.0 skip while a flush runs here: the
+/// (With the values swapped, unbounded loom never sees v6.0 skip here: the
 /// load-then-RMW gap of tests/loom_gap.rs.)
 #[test]
 fn two_cpus_without_periodic_work_unbounded() {

@@ -191,12 +191,12 @@ pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
     let mut plan = monitor_plan(&variant, registry, &spec.cfg, &spec.backend)?;
     plan.collect_outcomes = spec.collect;
     let budget = Duration::from_secs_f64(spec.budget_secs);
-    // PCT refuses a scenario with no concurrency (one CPU and main alone):
+    // PCT refuses a scenario with no concurrency (one CPU, on main, alone):
     // there is only one schedule, which a random search runs as well.
     let backend = match spec.backend {
         Backend::ShuttlePct {
             iterations, seed, ..
-        } if spec.cfg.threads() <= 2 => Backend::ShuttleRandom { iterations, seed },
+        } if spec.cfg.threads() <= 1 => Backend::ShuttleRandom { iterations, seed },
         ref b => b.clone(),
     };
     let progress = Progress::new(

@@ -129,13 +129,13 @@ impl Suite {
                     "pair",
                     "two CPUs, one update each, a reader and the periodic work: a skip racing a reset",
                     base.clone(),
-                    vec![loom(Some(1)), s.random(), s.pct(), s.std()],
+                    vec![loom(Some(1)), s.random(), s.pct(), s.dfs(), s.std()],
                 ),
                 entry(
                     "epochs",
                     "one CPU crossing the batch three times, two reads, the periodic work: skip, reset, cross again",
                     one_cpu.clone(),
-                    vec![loom(Some(1)), s.random(), s.pct(), s.std()],
+                    vec![loom(Some(1)), s.random(), s.pct(), s.dfs(), s.std()],
                 ),
                 entry(
                     "epochs-reader",
@@ -222,7 +222,7 @@ impl Suite {
                     "bounds",
                     "batch 1, four 1-page updates per CPU, no periodic work: the staleness claims",
                     Config::bounds(),
-                    vec![s.random(), s.pct()],
+                    vec![s.random(), s.pct(), s.dfs()],
                 ),
                 entry(
                     "timed",

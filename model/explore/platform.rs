@@ -152,6 +152,9 @@ pub trait Platform: Sized + Send + Sync + 'static {
     fn uninstall();
     /// The actor of the calling model thread.
     fn actor() -> Actor;
+    /// Make the calling model thread play `actor` from now on (main plays
+    /// the last CPU before it joins the others).
+    fn set_actor(actor: Actor);
     /// Report an observation of the calling thread (built only if a sink
     /// is installed).
     fn emit(make: impl FnOnce() -> Obs);
@@ -443,6 +446,13 @@ macro_rules! ctx_fns {
             $key.with(|c| c.borrow().as_ref().map(|c| c.actor))
                 .unwrap_or_else(|| no_ctx())
         }
+        fn set_actor(actor: Actor) {
+            $key.with(|c| {
+                if let Some(c) = c.borrow_mut().as_mut() {
+                    c.actor = actor;
+                }
+            });
+        }
         fn emit(make: impl FnOnce() -> Obs) {
             if dfs::silent() {
                 return;
@@ -558,6 +568,13 @@ impl Platform for Std {
             .with(|c| c.borrow().as_ref().map(|c| c.actor))
             .unwrap_or_else(|| no_ctx())
     }
+    fn set_actor(actor: Actor) {
+        STD_CTX.with(|c| {
+            if let Some(c) = c.borrow_mut().as_mut() {
+                c.actor = actor;
+            }
+        });
+    }
     fn emit(make: impl FnOnce() -> Obs) {
         let target = STD_CTX.with(|c| {
             c.borrow()
@@ -599,6 +616,9 @@ impl Platform for Bare {
     fn uninstall() {}
     fn actor() -> Actor {
         BARE_ACTOR.with(Cell::get)
+    }
+    fn set_actor(actor: Actor) {
+        BARE_ACTOR.with(|a| a.set(actor));
     }
     #[inline(always)]
     fn emit(_make: impl FnOnce() -> Obs) {}
