@@ -25,6 +25,23 @@
 //! not rescheduled while another can run: a `spin_lock()` loop would
 //! otherwise make the tree infinite, and rescheduling a spinning thread at
 //! once only re-reads the same state.
+//!
+//! **State caching** (`stateful`). At every new decision the scheduler
+//! digests the state: the value of every atomic and cell (reported with
+//! each access, [`access`]), each task's steps and the values its
+//! operations returned since it started or last declared its locals dead
+//! ([`checkpoint_locals`]), the task that just yielded, and the observer's
+//! state ([`crate::observe::obs::Sink::digest`]). A schedule that reaches a
+//! state explored before with a sleep set contained in the current one
+//! stops exploring; a state explored with another sleep set is explored
+//! again and stored with the intersection. States are stored as 128-bit
+//! digests ([`Digest`]). docs/exhaustive.md has the argument and the
+//! figures.
+//!
+//! A schedule that stops exploring (every task asleep, or a state seen
+//! before) is *drained*: it runs to its end with nothing recorded or
+//! observed ([`silent`]), so that shuttle's tasks finish normally and their
+//! stacks go back to its pool.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -233,13 +250,6 @@ fn mode() -> u8 {
 /// A number for a new atomic or cell: its place in creation order.
 pub fn next_id() -> usize {
     NEXT_ID.with(|n| n.replace(n.get() + 1))
-}
-
-/// Record an access to atomic `id` in the running step.
-pub fn memory(id: usize, write: bool) {
-    if mode() != OFF {
-        CURRENT.with(|c| c.borrow_mut().mem.push((id, write)));
-    }
 }
 
 /// Record an access to location `id` (an atomic or a cell) in the running
