@@ -14,21 +14,11 @@
 
 use std::time::Duration;
 
-use memcg_flush_model::check::run::{explore_variant, judge, judged, monitor_plan};
 use memcg_flush_model::cli::registry;
-use memcg_flush_model::explore::{Backend, Outcome, Shard};
-use memcg_flush_model::observe::{Event, Split};
+use memcg_flush_model::explore::Backend;
+use memcg_flush_model::measure::exhaustive::{summarize, Summary};
 use memcg_flush_model::protocol::Kind;
-use memcg_flush_model::{Config, Property};
-
-#[derive(Debug)]
-struct Search {
-    schedules: u64,
-    states: u64,
-    verdicts: Vec<String>,
-    maxima: [(i64, Split); 5],
-    events: Vec<&'static str>,
-}
+use memcg_flush_model::Config;
 
 fn dfs(sleep_sets: bool, stateful: bool) -> Backend {
     Backend::ShuttleDfs {
@@ -38,55 +28,32 @@ fn dfs(sleep_sets: bool, stateful: bool) -> Backend {
     }
 }
 
-fn search(cfg: &Config, variant: &str, b: &Backend) -> Search {
+fn search(cfg: &Config, variant: &str, b: &Backend) -> Summary {
     try_search(cfg, variant, b, Duration::from_secs(300))
         .unwrap_or_else(|why| panic!("{variant} on {cfg}, {}: {why}", b.search()))
 }
 
-/// The search within `budget`, or why it did not finish.
+/// The search within `budget` (verdicts, maxima with their splits,
+/// coverage events, as `flushcheck exhaustive --compare` reports them), or
+/// why it did not finish.
 fn try_search(
     cfg: &Config,
     variant: &str,
     b: &Backend,
     budget: Duration,
-) -> Result<Search, String> {
+) -> Result<Summary, String> {
     let reg = registry(Vec::new()).expect("catalogue");
     let v = reg
         .iter()
         .find(|v| v.name == variant)
         .expect("known")
         .clone();
-    let plan = monitor_plan(&v, &reg, cfg, b).expect("plan");
-    let (e, shared) = explore_variant(&v, plan, b, Shard::default(), budget, None);
-    if e.outcome != Outcome::Finished {
-        return Err(format!("{:?}", e.outcome));
+    let s = summarize(cfg, &v, &reg, b, budget, None)?;
+    if s.finished {
+        Ok(s)
+    } else {
+        Err(s.stopped.unwrap_or_default())
     }
-    let m = &shared.measures;
-    let max = |x: &memcg_flush_model::observe::Max| x.get().map_or((0, [0; 4]), |(v, s, _)| (v, s));
-    Ok(Search {
-        schedules: e.executions,
-        states: e.states,
-        verdicts: Property::ALL
-            .into_iter()
-            .filter(|p| judged(*p, &v, cfg, b))
-            .map(|p| {
-                let j = judge(p, cfg, &e.outcome, &shared);
-                format!("{}={}", p.name(), j.verdict.name())
-            })
-            .collect(),
-        maxima: [
-            max(&m.stale_at_no_flush),
-            max(&m.stale_since_reset),
-            max(&m.stale_after_flush_call),
-            max(&m.max_threshold),
-            max(&m.stale_ticks),
-        ],
-        events: Event::ALL
-            .into_iter()
-            .filter(|e| shared.coverage.count(*e) > 0)
-            .map(|e| e.name())
-            .collect(),
-    })
 }
 
 /// Compare the stateful search with the references on `cfg`, for every

@@ -81,6 +81,14 @@ impl Sizes {
             seed: self.seed,
         }
     }
+    /// shuttle random at `k` times the schedules: for an entry whose
+    /// designated kill is rare per schedule.
+    fn random_times(&self, k: usize) -> Backend {
+        Backend::ShuttleRandom {
+            iterations: self.shuttle.saturating_mul(k),
+            seed: self.seed,
+        }
+    }
     fn pct(&self) -> Backend {
         Backend::ShuttlePct {
             iterations: self.shuttle,
@@ -202,7 +210,10 @@ impl Suite {
                         readers: 2,
                         ..base.clone()
                     },
-                    vec![s.random(), s.pct()],
+                    // mutant-keep-residue-on-skip's only kill: seeds 1 to
+                    // 10 find it in 2 of 10 searches of 4,000 schedules and
+                    // 7 of 10 of 16,000 (docs/properties.md).
+                    vec![s.random_times(4), s.pct()],
                 ),
                 entry(
                     "three-cpus",
