@@ -108,9 +108,10 @@ impl Config {
         }
     }
 
-    /// Model threads one execution uses, the main thread included.
+    /// Model threads one execution uses, the main thread included (main
+    /// runs the last CPU's updates).
     pub fn threads(&self) -> usize {
-        1 + self.cpus + self.readers + usize::from(self.periodic) + usize::from(self.ticks > 0)
+        self.cpus.max(1) + self.readers + usize::from(self.periodic) + usize::from(self.ticks > 0)
     }
 
     /// The value of update `k` on CPU `cpu`.
@@ -263,7 +264,7 @@ impl Config {
         if self.threads() > max_threads {
             let clock = if self.ticks > 0 { " + 1 clock" } else { "" };
             return Err(format!(
-                "{} CPUs + {} readers + {} periodic flusher{clock} + main = {} threads: {backend} allows at most {max_threads}",
+                "{} CPUs (one on main) + {} readers + {} periodic flusher{clock} = {} threads: {backend} allows at most {max_threads}",
                 self.cpus,
                 self.readers,
                 usize::from(self.periodic),

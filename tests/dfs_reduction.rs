@@ -32,6 +32,7 @@ fn search(cfg: &Config, variant: &str, sleep_sets: bool) -> Search {
     let b = Backend::ShuttleDfs {
         max_schedules: 200_000,
         sleep_sets,
+        stateful: false,
     };
     let plan = monitor_plan(&v, &reg, cfg, &b).expect("plan");
     let (e, shared) = explore_variant(

@@ -351,6 +351,7 @@ fn weak_memory_lets_a_flush_miss_the_updates_that_triggered_it() {
             Backend::ShuttleDfs {
                 max_schedules: 200_000,
                 sleep_sets: true,
+                stateful: false,
             },
         );
         assert!(exhaustive, "{v}: the SC search did not finish");

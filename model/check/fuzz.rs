@@ -560,7 +560,7 @@ fn counted(spec: &FuzzSpec, variant: &Variant, cfg: &Config, backend: &Backend) 
 /// else, main only waits for it, and shuttle's PCT refuses to run ("test
 /// closure did not exercise any concurrency").
 pub fn concurrent(cfg: &Config) -> bool {
-    cfg.threads() > 2
+    cfg.threads() > 1
 }
 
 /// The searches `cfg` gets: PCT only where there is concurrency.

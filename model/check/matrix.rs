@@ -227,23 +227,48 @@ impl Executor {
 }
 
 fn run_child(exe: &PathBuf, spec: &RunSpec) -> Result<RunResult, String> {
+    use std::io::{BufRead, Read};
+    use std::process::Stdio;
     let arg = serde_json::to_string(spec).map_err(|e| e.to_string())?;
-    let out = Command::new(exe)
+    let mut child = Command::new(exe)
         .arg("__run")
         .arg(arg)
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if !out.status.success() {
+    // A long search reports progress on stderr: pass those lines on, keep
+    // the rest for the error message.
+    let stderr = child.stderr.take();
+    let forward = std::thread::spawn(move || {
+        let mut first = None;
+        if let Some(err) = stderr {
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                if line.starts_with(super::run::PROGRESS) {
+                    eprintln!("{line}");
+                } else if first.is_none() {
+                    first = Some(line);
+                }
+            }
+        }
+        first
+    });
+    let mut stdout = Vec::new();
+    if let Some(mut out) = child.stdout.take() {
+        out.read_to_end(&mut stdout)
+            .map_err(|e| format!("worker output unreadable: {e}"))?;
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("worker process lost: {e}"))?;
+    let first = forward.join().ok().flatten();
+    if !status.success() {
         return Err(format!(
-            "worker process failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .next()
-                .unwrap_or("")
+            "worker process failed ({status}): {}",
+            first.unwrap_or_default()
         ));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("worker output unreadable: {e}"))
+    serde_json::from_slice(&stdout).map_err(|e| format!("worker output unreadable: {e}"))
 }
 
 fn failed_run(spec: &RunSpec, why: String) -> RunResult {

@@ -200,21 +200,34 @@ pub fn explore_variant(
     (e, shared)
 }
 
+/// How a run's progress lines on stderr begin (every 10 s of a search
+/// that takes longer; a matrix forwards its workers' lines that begin so).
+pub const PROGRESS: &str = "progress: ";
+
 /// Run one spec, resolving names in `registry`.
 pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
     let variant = Variant::find(registry, &spec.variant)?;
     let mut plan = monitor_plan(&variant, registry, &spec.cfg, &spec.backend)?;
     plan.collect_outcomes = spec.collect;
     let budget = Duration::from_secs_f64(spec.budget_secs);
-    // PCT refuses a scenario with no concurrency (one CPU and main alone):
+    // PCT refuses a scenario with no concurrency (one CPU, on main, alone):
     // there is only one schedule, which a random search runs as well.
     let backend = match spec.backend {
         Backend::ShuttlePct {
             iterations, seed, ..
-        } if spec.cfg.threads() <= 2 => Backend::ShuttleRandom { iterations, seed },
+        } if spec.cfg.threads() <= 1 => Backend::ShuttleRandom { iterations, seed },
         ref b => b.clone(),
     };
-    let (e, shared) = explore_variant(&variant, plan, &backend, spec.shard, budget, None);
+    let progress = Progress::new(
+        format!(
+            "{PROGRESS}{} {} {}",
+            spec.variant,
+            spec.entry,
+            backend.name()
+        ),
+        Duration::from_secs(10),
+    );
+    let (e, shared) = explore_variant(&variant, plan, &backend, spec.shard, budget, Some(progress));
     let mut search = backend.search();
     if spec.shard.count > 1 {
         search = format!("{search}, shard {}/{}", spec.shard.index, spec.shard.count);

@@ -3,8 +3,8 @@
 //! once more.
 //!
 //! ```text
-//! main:     spawn ---------------------------------- join all; read; flush; read
-//! CPU c:    __mod_memcg_state() x updates
+//! main:     spawn; the last CPU's updates ------------- join all; read; flush; read
+//! CPU c:    __mod_memcg_state() x updates (the last CPU on main)
 //! reader r: (mem_cgroup_flush_stats(); memcg_page_state()) x reads
 //! periodic: flush_memcg_stats_dwork() once, or every FLUSH_TIME ticks
 //! clock:    jiffies_64 = 1 .. ticks (abstract time only)
@@ -63,27 +63,22 @@ impl Scenario for FlushScenario {
             dwork: Atomic::new(Var::Dwork, FLUSH_TIME),
             flushing: Atomic::new(Var::Flushing, 0),
         });
-        let gate = Arc::new(StartGate::new::<P>(cfg.threads() - 1));
+        // Main takes part as the last CPU (one model thread less per
+        // execution).
+        let gate = Arc::new(StartGate::new::<P>(cfg.threads()));
         let spawn = |actor: Actor, f: Box<dyn FnOnce() + Send>| {
             let g = gate.clone();
             P::spawn(ctx.for_actor(actor), move || {
                 g.wait();
-                f()
+                f();
+                P::checkpoint_locals(u64::MAX);
             })
         };
-        let updaters: Vec<_> = (0..cfg.cpus)
+        let last = cfg.cpus.saturating_sub(1);
+        let updaters: Vec<_> = (0..last)
             .map(|cpu| {
                 let (p, cfg) = (proto.clone(), cfg.clone());
-                spawn(
-                    Actor::Cpu(cpu),
-                    Box::new(move || {
-                        for k in 0..cfg.updates {
-                            let (memcg, val) = (cfg.charge_of(cpu), cfg.val(cpu, k));
-                            p.mod_memcg_state(memcg, val);
-                            P::emit(|| Obs::UpdateDone { memcg, val });
-                        }
-                    }),
-                )
+                spawn(Actor::Cpu(cpu), Box::new(move || updates(&*p, &cfg, cpu)))
             })
             .collect();
         let readers: Vec<_> = (0..cfg.readers)
@@ -93,7 +88,7 @@ impl Scenario for FlushScenario {
                 spawn(
                     Actor::Reader(r),
                     Box::new(move || {
-                        for _ in 0..reads {
+                        for i in 0..reads {
                             if timed {
                                 atomic_add(1, &t.flushing);
                             }
@@ -102,6 +97,7 @@ impl Scenario for FlushScenario {
                                 atomic_add(-1, &t.flushing);
                             }
                             read(&*p, memcg);
+                            P::checkpoint_locals(i as u64 + 1);
                         }
                     }),
                 )
@@ -127,6 +123,13 @@ impl Scenario for FlushScenario {
                 Box::new(move || clock::<P>(&t, &j, ticks as i64, late as i64)),
             )
         });
+        // The last CPU's updates, on main, once every other thread is
+        // spawned: spawning orders nothing but initialisation, so this runs
+        // that CPU concurrently with everything, as its own thread would.
+        P::set_actor(Actor::Cpu(last));
+        gate.wait();
+        updates(&*proto, cfg, last);
+        P::set_actor(Actor::Main);
         for h in updaters {
             h.join();
         }
@@ -167,6 +170,18 @@ fn quiescent_reads(cfg: &Config) -> Vec<u8> {
         }
     }
     out
+}
+
+/// CPU `cpu`'s updates: `__mod_memcg_state()` with each of its values.
+fn updates<P: Platform>(p: &dyn Protocol<P>, cfg: &Config, cpu: usize) {
+    for k in 0..cfg.updates {
+        let (memcg, val) = (cfg.charge_of(cpu), cfg.val(cpu, k));
+        p.mod_memcg_state(memcg, val);
+        P::emit(|| Obs::UpdateDone { memcg, val });
+        // The update returned: nothing it computed is live, only the loop
+        // counter.
+        P::checkpoint_locals(k as u64 + 1);
+    }
 }
 
 /// A reader's `memcg_page_state()`, reported as the value it read.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::explore::quiet_panics;
 use crate::measure::bounds::{
-    compare_with_baseline, exhaustive_configs, measure_exhaustive, measure_sampled,
+    all_exhaustive_configs, compare_with_baseline, measure_exhaustive, measure_sampled,
     standard_configs, timed_configs, Bound,
 };
 use crate::observe::record::{render_columns, Step};
@@ -35,8 +35,9 @@ pub struct BoundsArgs {
     #[arg(long, default_value_t = 20_000)]
     pub shuttle_iterations: usize,
     /// Search every sequentially consistent interleaving (shuttle, depth
-    /// first) instead of sampling, on the small configurations where that
-    /// finishes, and compare the maxima with the derived worst case.
+    /// first, with state caching) instead of sampling, on four small
+    /// configurations and every standard one, and compare the maxima with
+    /// the derived worst case.
     #[arg(long)]
     pub exhaustive: bool,
     /// Measure the abstract-time configurations (periodic work every
@@ -83,7 +84,7 @@ fn plan(a: &BoundsArgs, registry: &[Variant]) -> Result<(Vec<Config>, Vec<Varian
     } else if a.time {
         timed_configs()
     } else if a.exhaustive {
-        exhaustive_configs()
+        all_exhaustive_configs()
     } else {
         standard_configs()
     };
@@ -122,8 +123,13 @@ pub fn bounds(a: &BoundsArgs, registry: &[Variant]) -> Result<ExitCode, String> 
             } else {
                 measure_sampled(c, v, registry, a.shuttle_iterations)
             };
+            let states = if r.states > 0 {
+                format!(", {} states", r.states)
+            } else {
+                String::new()
+            };
             eprintln!(
-                "[{}/{total} {:.0}s] {c} {}: stale {}, {} executions{}",
+                "[{}/{total} {:.0}s] {c} {}: stale {}, {} executions{states}{}",
                 rows.len() + 1,
                 start.elapsed().as_secs_f64(),
                 v.name,
@@ -187,7 +193,7 @@ pub fn table(rows: &[Bound]) -> String {
             let _ = writeln!(out, "\n{cfg}");
             let _ = writeln!(
                 out,
-                "  {:<vw$} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>7} {:>7} {:>3} {:>9}",
+                "  {:<vw$} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>7} {:>7} {:>3} {:>9} {:>8}",
                 "variant",
                 "stale",
                 "split r/c/s/l",
@@ -200,7 +206,8 @@ pub fn table(rows: &[Bound]) -> String {
                 "max thr",
                 "RMW/upd",
                 "age",
-                "execs"
+                "execs",
+                "states"
             );
             last = cfg;
         }
@@ -231,7 +238,7 @@ pub fn table(rows: &[Bound]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<vw$} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>7} {:>7.3} {:>3} {:>9}",
+            "  {:<vw$} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>7} {:>7.3} {:>3} {:>9} {:>8}",
             r.variant,
             r.stale_at_no_flush,
             split,
@@ -244,13 +251,18 @@ pub fn table(rows: &[Bound]) -> String {
             r.max_threshold,
             r.rmws_per_update,
             age,
-            execs
+            execs,
+            if r.states > 0 {
+                r.states.to_string()
+            } else {
+                "-".into()
+            }
         );
     }
     if !sampled {
         let _ = writeln!(
             out,
-            "\n  derived: = the exhaustive maxima equal it, ! they differ; +cut = search cut short."
+            "\n  derived: = the exhaustive maxima equal it, ! they differ; +cut = search cut short;\n  RMW/upd is over the schedules the search observed to their end."
         );
     }
     out

@@ -7,6 +7,7 @@
 pub mod args;
 pub mod bench;
 pub mod bounds;
+pub mod exhaustive;
 pub mod explain;
 pub mod fuzz;
 pub mod matrix;
@@ -44,6 +45,10 @@ enum Command {
     /// Staleness and threshold maxima per variant beside the documented
     /// bound MEMCG_CHARGE_BATCH * nr_cpus, with witness traces.
     Bounds(bounds::BoundsArgs),
+    /// The stateful exhaustive SC search beside the stateless one: states,
+    /// schedules, time, and whether both report the same verdicts and
+    /// maxima; or how both grow with the configuration (`--growth`).
+    Exhaustive(exhaustive::ExhaustiveArgs),
     /// Benchmark the hot path on real threads: v5.19, v6.0 and a
     /// no-global-accounting ceiling, side by side.
     Bench(bench::BenchArgs),
@@ -132,6 +137,7 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         Some(Command::Report(a)) => report::report(a, &registry),
         Some(Command::Bounds(a)) => bounds::bounds(a, &registry),
         Some(Command::Bench(a)) => bench::bench(a, &registry),
+        Some(Command::Exhaustive(a)) => exhaustive::exhaustive(a, &registry),
         Some(Command::Perf(a)) => perf::perf(a, &registry),
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
     };

@@ -152,9 +152,17 @@ pub trait Platform: Sized + Send + Sync + 'static {
     fn uninstall();
     /// The actor of the calling model thread.
     fn actor() -> Actor;
+    /// Make the calling model thread play `actor` from now on (main plays
+    /// the last CPU before it joins the others).
+    fn set_actor(actor: Actor);
     /// Report an observation of the calling thread (built only if a sink
     /// is installed).
     fn emit(make: impl FnOnce() -> Obs);
+    /// Declare that the calling thread holds no live local state beyond
+    /// `tag` (a loop counter): what it does from here depends only on `tag`
+    /// and shared memory. The stateful search ([`dfs`]) then identifies
+    /// every way of reaching this point; elsewhere this does nothing.
+    fn checkpoint_locals(_tag: u64) {}
 }
 
 macro_rules! model_atomic {
@@ -193,32 +201,40 @@ model_atomic!(std::sync::atomic::AtomicI64);
 
 /// shuttle's atomic, reporting each access to the depth-first scheduler
 /// ([`dfs`]) after shuttle's scheduling point, so that the access is
-/// counted in the step it starts.
+/// counted in the step it starts: which atomic, the value the operation
+/// returned and the value it left.
 pub struct ShuttleAtomic(shuttle::sync::atomic::AtomicI64, usize);
 
 impl ShuttleAtomic {
-    fn op<R>(&self, write: bool, f: impl FnOnce(&shuttle::sync::atomic::AtomicI64) -> R) -> R {
+    fn op<R>(
+        &self,
+        f: impl FnOnce(&shuttle::sync::atomic::AtomicI64) -> R,
+        values: impl FnOnce(&R) -> (Option<i64>, Option<i64>),
+    ) -> R {
         let r = f(&self.0);
-        dfs::memory(self.1, write);
+        let (read, written) = values(&r);
+        dfs::access(self.1, read, written);
         r
     }
 }
 
 impl ModelAtomic for ShuttleAtomic {
     fn new(v: i64) -> Self {
-        ShuttleAtomic(shuttle::sync::atomic::AtomicI64::new(v), dfs::next_id())
+        let id = dfs::next_id();
+        dfs::created(id, v);
+        ShuttleAtomic(shuttle::sync::atomic::AtomicI64::new(v), id)
     }
     fn load(&self, order: Ordering) -> i64 {
-        self.op(false, |a| a.load(order))
+        self.op(|a| a.load(order), |r| (Some(*r), None))
     }
     fn store(&self, v: i64, order: Ordering) {
-        self.op(true, |a| a.store(v, order))
+        self.op(|a| a.store(v, order), |_| (None, Some(v)))
     }
     fn fetch_add(&self, v: i64, order: Ordering) -> i64 {
-        self.op(true, |a| a.fetch_add(v, order))
+        self.op(|a| a.fetch_add(v, order), |r| (Some(*r), Some(r + v)))
     }
     fn swap(&self, v: i64, order: Ordering) -> i64 {
-        self.op(true, |a| a.swap(v, order))
+        self.op(|a| a.swap(v, order), |r| (Some(*r), Some(v)))
     }
     fn compare_exchange(
         &self,
@@ -227,7 +243,14 @@ impl ModelAtomic for ShuttleAtomic {
         success: Ordering,
         failure: Ordering,
     ) -> Result<i64, i64> {
-        self.op(true, |a| a.compare_exchange(current, new, success, failure))
+        // A failed compare-and-exchange only reads.
+        self.op(
+            |a| a.compare_exchange(current, new, success, failure),
+            |r| match r {
+                Ok(old) => (Some(*old), Some(new)),
+                Err(found) => (Some(*found), None),
+            },
+        )
     }
 }
 
@@ -309,6 +332,46 @@ impl<T: Send + 'static> ModelCell<T> for PlainCell<T> {
     }
 }
 
+/// shuttle's plain cell: numbered like the atomics, so that the
+/// depth-first scheduler counts its accesses in the footprint of the step
+/// that makes them, and its value in the state of a stateful search.
+pub struct ShuttleCell<T>(std::cell::UnsafeCell<T>, usize);
+
+// SAFETY: callers of `get`/`set` promise to hold the protecting lock.
+unsafe impl<T: Send> Sync for ShuttleCell<T> {}
+
+/// The value of a cell as the stateful search records it (`i64` cells
+/// only; any other type makes the execution opaque to it).
+fn cell_value<T: 'static>(v: &T) -> Option<i64> {
+    let x = (v as &dyn std::any::Any).downcast_ref::<i64>().copied();
+    if x.is_none() {
+        dfs::opaque();
+    }
+    x
+}
+
+impl<T: Send + 'static> ModelCell<T> for ShuttleCell<T> {
+    fn new(v: T) -> Self {
+        let id = dfs::next_id();
+        if let Some(x) = cell_value(&v) {
+            dfs::created(id, x);
+        }
+        ShuttleCell(std::cell::UnsafeCell::new(v), id)
+    }
+    unsafe fn get(&self) -> T
+    where
+        T: Copy,
+    {
+        let v = unsafe { *self.0.get() };
+        dfs::access(self.1, cell_value(&v), None);
+        v
+    }
+    unsafe fn set(&self, v: T) {
+        dfs::access(self.1, None, Some(cell_value(&v).unwrap_or(0)));
+        unsafe { *self.0.get() = v }
+    }
+}
+
 impl<T> ModelJoinHandle<T> for loom::thread::JoinHandle<T> {
     fn join(self) -> T {
         loom::thread::JoinHandle::join(self).unwrap_or_else(|e| panic::resume_unwind(e))
@@ -369,7 +432,11 @@ fn no_ctx() -> ! {
 
 macro_rules! ctx_fns {
     ($key:ident) => {
+        ctx_fns!($key, |_: &ThreadCtx| {});
+    };
+    ($key:ident, $on_install:expr) => {
         fn install(ctx: ThreadCtx) {
+            ($on_install)(&ctx);
             $key.with(|c| *c.borrow_mut() = Some(ctx));
         }
         fn uninstall() {
@@ -379,7 +446,17 @@ macro_rules! ctx_fns {
             $key.with(|c| c.borrow().as_ref().map(|c| c.actor))
                 .unwrap_or_else(|| no_ctx())
         }
+        fn set_actor(actor: Actor) {
+            $key.with(|c| {
+                if let Some(c) = c.borrow_mut().as_mut() {
+                    c.actor = actor;
+                }
+            });
+        }
         fn emit(make: impl FnOnce() -> Obs) {
+            if dfs::silent() {
+                return;
+            }
             let target = $key.with(|c| {
                 c.borrow()
                     .as_ref()
@@ -418,7 +495,7 @@ impl Platform for Loom {
 impl Platform for Shuttle {
     const BACKEND_KIND: BackendKind = BackendKind::Shuttle;
     type Atomic = ShuttleAtomic;
-    type Cell<T: Send + 'static> = PlainCell<T>;
+    type Cell<T: Send + 'static> = ShuttleCell<T>;
     type JoinHandle<T: Send + 'static> = shuttle::thread::JoinHandle<T>;
     fn spawn<T: Send + 'static>(
         ctx: ThreadCtx,
@@ -437,7 +514,14 @@ impl Platform for Shuttle {
     fn yield_now() {
         shuttle::thread::yield_now()
     }
-    ctx_fns!(SHUTTLE_CTX);
+    fn checkpoint_locals(tag: u64) {
+        dfs::checkpoint_locals(tag);
+    }
+    ctx_fns!(SHUTTLE_CTX, |ctx: &ThreadCtx| {
+        if ctx.actor == Actor::Main {
+            dfs::set_sink(ctx.sink.clone());
+        }
+    });
 }
 
 impl Platform for Std {
@@ -484,6 +568,13 @@ impl Platform for Std {
             .with(|c| c.borrow().as_ref().map(|c| c.actor))
             .unwrap_or_else(|| no_ctx())
     }
+    fn set_actor(actor: Actor) {
+        STD_CTX.with(|c| {
+            if let Some(c) = c.borrow_mut().as_mut() {
+                c.actor = actor;
+            }
+        });
+    }
     fn emit(make: impl FnOnce() -> Obs) {
         let target = STD_CTX.with(|c| {
             c.borrow()
@@ -525,6 +616,9 @@ impl Platform for Bare {
     fn uninstall() {}
     fn actor() -> Actor {
         BARE_ACTOR.with(Cell::get)
+    }
+    fn set_actor(actor: Actor) {
+        BARE_ACTOR.with(|a| a.set(actor));
     }
     #[inline(always)]
     fn emit(_make: impl FnOnce() -> Obs) {}

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::explore::dfs::{self, Dfs};
+use crate::explore::dfs::{self, Dfs, DfsStats};
 use crate::explore::platform::{self, Loom, Shuttle, Std, MAX_LOOM_THREADS};
 use crate::explore::sched::{mix, Guided, PerSchedule, Recording, ShuttleSchedule};
 
@@ -46,6 +46,10 @@ pub enum Backend {
         /// which tests of the reduction compare against.
         #[serde(default = "yes")]
         sleep_sets: bool,
+        /// Stop a schedule when it reaches a state already explored (see
+        /// [`crate::explore::dfs`]); off, the search is stateless.
+        #[serde(default)]
+        stateful: bool,
     },
     /// Real threads, repeated.
     Std {
@@ -112,11 +116,17 @@ impl Backend {
             Backend::ShuttleDfs {
                 max_schedules,
                 sleep_sets,
+                stateful,
             } => {
+                let how = match (*sleep_sets, *stateful) {
+                    (true, true) => " with sleep sets and state caching",
+                    (true, false) => " with sleep sets",
+                    (false, true) => " with state caching",
+                    (false, false) => " without reduction",
+                };
                 format!(
-                "shuttle DFS{}, every SC interleaving, cap {max_schedules} schedules (exhaustive)",
-                if *sleep_sets { " with sleep sets" } else { " without reduction" }
-            )
+                    "shuttle DFS{how}, every SC interleaving, cap {max_schedules} schedules (exhaustive)"
+                )
             }
             Backend::Std { iterations } => {
                 format!("std threads, {iterations} runs, one step at a time (sampled)")
@@ -167,6 +177,10 @@ pub struct Exploration {
     pub elapsed: Duration,
     /// Schedules the DFS stopped because every runnable thread was asleep.
     pub pruned: u64,
+    /// Distinct states the stateful DFS stored (0 for other searches).
+    pub states: u64,
+    /// Schedules the stateful DFS stopped at a state already explored.
+    pub revisits: u64,
 }
 
 fn yes() -> bool {
@@ -287,19 +301,17 @@ pub fn explore_shard<S: Scenario>(
         count: count.clone(),
         deadline: start + budget,
     };
-    let exhausted = Arc::new(AtomicBool::new(false));
-    let pruned = Arc::new(AtomicU64::new(0));
-    let depth = Arc::new(AtomicU64::new(0));
+    let stats = Arc::new(DfsStats::default());
     let stop = Arc::new(AtomicBool::new(false));
     let reporter = progress.map(|p| {
-        let (count, stop, pruned, depth) =
-            (count.clone(), stop.clone(), pruned.clone(), depth.clone());
-        std::thread::spawn(move || report_progress(p, start, count, stop, pruned, depth))
+        let (count, stop, stats) = (count.clone(), stop.clone(), stats.clone());
+        let total = planned(backend, shard);
+        std::thread::spawn(move || report_progress(p, start, count, stop, stats, total))
     });
     platform::clear_last_cell();
     let result = {
         let backend = backend.clone();
-        let (exhausted, pruned, depth) = (exhausted.clone(), pruned.clone(), depth.clone());
+        let stats = stats.clone();
         panic::catch_unwind(AssertUnwindSafe(move || match backend {
             Backend::Loom { preemption_bound } => {
                 loom_builder(preemption_bound).check(move || {
@@ -314,20 +326,14 @@ pub fn explore_shard<S: Scenario>(
             Backend::ShuttleDfs {
                 max_schedules,
                 sleep_sets,
+                stateful,
             } => {
-                let dfs = Dfs::new(max_schedules as u64, sleep_sets);
-                let (e, p, d) = (
-                    dfs.exhausted.clone(),
-                    dfs.pruned.clone(),
-                    dfs.max_depth.clone(),
-                );
+                let mut dfs = Dfs::new(max_schedules as u64, sleep_sets, stateful);
+                dfs.stats = stats;
                 let r = panic::catch_unwind(AssertUnwindSafe(|| {
                     shuttle_run(dfs, budget, counter, scenario)
                 }));
                 dfs::activate(false);
-                exhausted.store(e.load(Ordering::Relaxed), Ordering::Relaxed);
-                pruned.store(p.load(Ordering::Relaxed), Ordering::Relaxed);
-                depth.store(d.load(Ordering::Relaxed), Ordering::Relaxed);
                 if let Err(e) = r {
                     panic::resume_unwind(e);
                 }
@@ -352,18 +358,35 @@ pub fn explore_shard<S: Scenario>(
         count.load(Ordering::Relaxed),
         result,
     );
-    e.pruned = pruned.load(Ordering::Relaxed);
+    e.pruned = stats.pruned.load(Ordering::Relaxed);
+    e.states = stats.states.load(Ordering::Relaxed);
+    e.revisits = stats.revisits.load(Ordering::Relaxed);
     if let Backend::ShuttleDfs { max_schedules, .. } = backend {
-        if e.outcome == Outcome::Finished && !exhausted.load(Ordering::Relaxed) {
+        if e.outcome == Outcome::Finished && !stats.exhausted.load(Ordering::Relaxed) {
+            let states = match e.states {
+                0 => String::new(),
+                n => format!(", {n} states"),
+            };
             e.outcome = Outcome::CutShort(format!(
-                "the DFS stopped after {} schedules (cap {max_schedules}, budget {:.0} s, depth {}) before covering every interleaving",
+                "the DFS stopped after {} schedules{states} (cap {max_schedules}, budget {:.0} s, depth {}) before covering every interleaving",
                 e.executions,
                 budget.as_secs_f64(),
-                depth.load(Ordering::Relaxed)
+                stats.max_depth.load(Ordering::Relaxed)
             ));
         }
     }
     e
+}
+
+/// The executions a sampling search plans (for progress lines).
+fn planned(backend: &Backend, shard: Shard) -> Option<u64> {
+    match backend {
+        Backend::ShuttleRandom { iterations, .. } | Backend::ShuttlePct { iterations, .. } => {
+            Some(shard.iterations(*iterations) as u64)
+        }
+        Backend::Std { iterations } => Some(*iterations as u64),
+        _ => None,
+    }
 }
 
 impl Counter {
@@ -375,13 +398,48 @@ impl Counter {
     }
 }
 
+/// One progress line: executions so far (of how many, if planned), the
+/// rate, and for the DFS its depth, the schedules pruned by sleep sets and,
+/// when stateful, the states stored and the schedules stopped at a state
+/// already explored.
+pub fn progress_line(
+    label: &str,
+    secs: f64,
+    executions: u64,
+    planned: Option<u64>,
+    stats: &DfsStats,
+) -> String {
+    let of = planned.map_or(String::new(), |p| format!(" of {p}"));
+    let mut extra = String::new();
+    let depth = stats.max_depth.load(Ordering::Relaxed);
+    if depth > 0 {
+        extra += &format!(", depth {depth}");
+    }
+    let states = stats.states.load(Ordering::Relaxed);
+    if states > 0 {
+        extra += &format!(
+            ", {states} states ({:.0}/s), {} revisits pruned",
+            states as f64 / secs.max(1e-9),
+            stats.revisits.load(Ordering::Relaxed)
+        );
+    }
+    let pruned = stats.pruned.load(Ordering::Relaxed);
+    if pruned > 0 {
+        extra += &format!(", {pruned} asleep pruned");
+    }
+    format!(
+        "{label}: {executions}{of} executions in {secs:.0} s ({:.0}/s{extra})",
+        executions as f64 / secs.max(1e-9)
+    )
+}
+
 fn report_progress(
     p: Progress,
     start: Instant,
     count: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
-    pruned: Arc<AtomicU64>,
-    depth: Arc<AtomicU64>,
+    stats: Arc<DfsStats>,
+    planned: Option<u64>,
 ) {
     let mut next = start + p.every;
     while !stop.load(Ordering::Relaxed) {
@@ -392,15 +450,7 @@ fn report_progress(
         next += p.every;
         let n = count.load(Ordering::Relaxed);
         let secs = start.elapsed().as_secs_f64();
-        let extra = match pruned.load(Ordering::Relaxed) {
-            0 => String::new(),
-            k => format!(", {k} pruned, depth {}", depth.load(Ordering::Relaxed)),
-        };
-        eprintln!(
-            "{}: {n} executions in {secs:.0} s ({:.0}/s{extra})",
-            p.label,
-            n as f64 / secs.max(1e-9)
-        );
+        eprintln!("{}", progress_line(&p.label, secs, n, planned, &stats));
     }
 }
 
@@ -454,6 +504,8 @@ fn classify(
         executions,
         elapsed: start.elapsed(),
         pruned: 0,
+        states: 0,
+        revisits: 0,
     }
 }
 
@@ -668,6 +720,8 @@ pub fn loom_replay<S: Scenario>(
             executions: 0,
             elapsed: Duration::ZERO,
             pruned: 0,
+            states: 0,
+            revisits: 0,
         };
     }
     let path = file.clone();

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::check::run::{explore_variant, monitor_plan};
 use crate::config::Config;
-use crate::explore::{Backend, Outcome, Shard};
+use crate::explore::{Backend, Outcome, Progress, Shard};
 use crate::observe::record::Step;
 use crate::protocol::Variant;
 
@@ -32,6 +32,9 @@ pub struct Bound {
     pub search: String,
     /// Executions explored.
     pub executions: u64,
+    /// Distinct states the stateful exhaustive search stored (0 for other
+    /// searches).
+    pub states: u64,
     /// Whether the planned search finished.
     pub finished: bool,
     /// Whether the search finished and covered every sequentially
@@ -118,9 +121,22 @@ pub fn standard_configs() -> Vec<Config> {
     ]
 }
 
+/// The configurations `flushcheck bounds --exhaustive` searches: the four
+/// small ones of [`exhaustive_configs`], then every standard configuration
+/// (the stateful search finishes each in under a minute).
+pub fn all_exhaustive_configs() -> Vec<Config> {
+    let mut all = exhaustive_configs();
+    for c in standard_configs() {
+        if !all.contains(&c) {
+            all.push(c);
+        }
+    }
+    all
+}
+
 /// Small configurations on which an exhaustive sequentially consistent
-/// search finishes in seconds: 2 and 3 CPUs, with and without the periodic
-/// flusher, 1-page and huge-page updates.
+/// search finishes in well under a second: 2 and 3 CPUs, with and without
+/// the periodic flusher, 1-page and huge-page updates.
 pub fn exhaustive_configs() -> Vec<Config> {
     let base = Config {
         batch: 2,
@@ -179,7 +195,18 @@ pub fn measure(
         crate::observe::monitor::MonitorPlan::new(cfg, backend.sequentially_consistent())
     });
     plan.trace = true;
-    let (e, shared) = explore_variant(variant, plan, backend, Shard::default(), budget, None);
+    let progress = Progress::new(
+        format!("{} {cfg} {}", variant.name, backend.name()),
+        Duration::from_secs(10),
+    );
+    let (e, shared) = explore_variant(
+        variant,
+        plan,
+        backend,
+        Shard::default(),
+        budget,
+        Some(progress),
+    );
     let finished = matches!(e.outcome, Outcome::Finished);
     let m = &shared.measures;
     let (stale, split, witness) = m.stale_at_no_flush.get().unwrap_or((0, [0; 4], Vec::new()));
@@ -192,6 +219,7 @@ pub fn measure(
         variant: variant.name.to_string(),
         search: backend.search(),
         executions: e.executions,
+        states: e.states,
         finished,
         exhaustive: finished && backend.exhaustive() && backend.sequentially_consistent(),
         documented: cfg.batch * cfg.cpus as i64,
@@ -271,7 +299,8 @@ pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::measure::de
 }
 
 /// [`measure`] by an exhaustive sequentially consistent search (shuttle,
-/// depth first, with sleep sets), stopped at `max_schedules` or `budget`.
+/// depth first, with sleep sets and state caching), stopped at
+/// `max_schedules` or `budget`.
 pub fn measure_exhaustive(
     cfg: &Config,
     variant: &Variant,
@@ -282,6 +311,7 @@ pub fn measure_exhaustive(
     let dfs = Backend::ShuttleDfs {
         max_schedules,
         sleep_sets: true,
+        stateful: true,
     };
     measure(cfg, variant, registry, &dfs, budget)
 }

@@ -233,8 +233,8 @@ pub fn growth_config(cpus: usize, updates: usize) -> Config {
 
 /// v6.0 with every property judged, for CPUs 2..=4 and updates 1..=4,
 /// under loom at bounds 2 and 3, shuttle PCT (20,000 schedules) and the
-/// sleep-set DFS (capped at `dfs_cap` schedules), each search capped at
-/// `budget`. Once the DFS does not finish on a configuration, it is not
+/// DFS with sleep sets, stateful and stateless (capped at `dfs_cap`
+/// schedules), each search capped at `budget`. Once the DFS does not finish on a configuration, it is not
 /// tried on configurations at least as large in both CPUs and updates.
 pub fn growth(
     registry: &[Variant],
@@ -258,18 +258,29 @@ pub fn growth(
         Backend::ShuttleDfs {
             max_schedules: dfs_cap,
             sleep_sets: true,
+            stateful: true,
+        },
+        Backend::ShuttleDfs {
+            max_schedules: dfs_cap,
+            sleep_sets: true,
+            stateful: false,
         },
     ];
     let mut rows = Vec::new();
-    let mut dfs_gave_up: Vec<(usize, usize)> = Vec::new();
+    // Per backend, the configurations its DFS did not finish.
+    let mut dfs_gave_up: Vec<Vec<(usize, usize)>> = vec![Vec::new(); backends.len()];
     for cpus in 2..=4 {
         for updates in 1..=4 {
             let cfg = growth_config(cpus, updates);
-            for b in &backends {
+            for (i, b) in backends.iter().enumerate() {
                 let dfs = matches!(b, Backend::ShuttleDfs { .. });
                 let skip = if let Err(why) = cfg.validate(b.max_threads(), b.name()) {
                     Some(why)
-                } else if dfs && dfs_gave_up.iter().any(|&(c, u)| c <= cpus && u <= updates) {
+                } else if dfs
+                    && dfs_gave_up[i]
+                        .iter()
+                        .any(|&(c, u)| c <= cpus && u <= updates)
+                {
                     Some("not run: a smaller configuration did not finish".to_string())
                 } else {
                     None
@@ -304,7 +315,7 @@ pub fn growth(
                     if r.finished { "" } else { ", cut short" }
                 ));
                 if dfs && !r.finished {
-                    dfs_gave_up.push((cpus, updates));
+                    dfs_gave_up[i].push((cpus, updates));
                 }
                 rows.push(Growth {
                     cpus,

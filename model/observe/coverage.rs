@@ -126,10 +126,16 @@ impl Max {
         self.offer_split(value, [0; 4], trace)
     }
 
-    /// [`Max::offer`] with the split of the value.
+    /// [`Max::offer`] with the split of the value. Of equal values the
+    /// split with the most pages lost, then skipped, then counted is kept,
+    /// so the result does not depend on the order a search runs its
+    /// executions in.
     pub fn offer_split(&self, value: i64, split: Split, trace: impl FnOnce() -> Vec<Step>) {
+        let key = |v: i64, s: &Split| (v, s[3], s[2], s[1], s[0]);
         let mut b = self.best.lock().unwrap_or_else(|e| e.into_inner());
-        if b.as_ref().is_none_or(|(v, _, _)| value > *v) {
+        if b.as_ref()
+            .is_none_or(|(v, s, _)| key(value, &split) > key(*v, s))
+        {
             *b = Some((value, split, trace()));
         }
     }

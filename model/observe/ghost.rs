@@ -40,7 +40,7 @@ pub const G_RESIDUE: GhostLoc = 100;
 pub const G_TWIN_CPU: GhostLoc = 200;
 
 /// The per-CPU state of the later-epoch coverage event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Epoch {
     /// Nothing pending.
     Fresh,
@@ -51,7 +51,7 @@ enum Epoch {
 }
 
 /// The update a CPU is in the middle of, in one domain.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Hash)]
 struct InUpdate {
     /// The threshold value the update read, if it read it.
     read: Option<i64>,
@@ -125,13 +125,37 @@ impl Domain {
 }
 
 /// A flush section in progress.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 pub struct Section {
     /// The flusher.
     pub actor: Actor,
     /// The (memcg, CPU) counters its walk has read, one bit each
     /// (`memcg * cpus + cpu`).
     pub walked: u64,
+}
+
+/// The state of a stateful search (see [`Ghost`]'s `Hash`). Left out:
+/// `max_threshold` (a maximum over the past, which decides nothing later),
+/// `resets` beyond 2 (only the second reset is an event) and
+/// `added_during_flush` beyond 1 (only whether it is positive is tested).
+impl std::hash::Hash for Domain {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Domain {
+            residue,
+            counted,
+            skipped,
+            threshold,
+            max_threshold: _,
+            skipped_at,
+            added_during_flush,
+            resets,
+            in_update,
+            epoch,
+        } = self;
+        (residue, counted, skipped, threshold, skipped_at).hash(h);
+        let added = (*added_during_flush).min(1);
+        (added, (*resets).min(2), in_update, epoch).hash(h);
+    }
 }
 
 /// Per-execution ghost state.
@@ -172,6 +196,34 @@ pub struct Ghost {
     /// found it flushable (v6.17 reads it before counting).
     pub trigger: Option<i64>,
     cpus: usize,
+}
+
+/// The state of a stateful search: every field that can change what a
+/// later observation does. Left out: `threshold_rmws` (a count summed over
+/// executions, which decides nothing), `gate_read` (only violation messages
+/// quote it), and the configuration (`tree`, `trigger`, `cpus`).
+impl std::hash::Hash for Ghost {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let Ghost {
+            tree: _,
+            written,
+            agg,
+            open,
+            seen,
+            lost,
+            folded,
+            pending_fold,
+            now,
+            stamps,
+            domains,
+            threshold_rmws: _,
+            gate_read: _,
+            trigger: _,
+            cpus: _,
+        } = self;
+        (written, agg, open, seen, lost, folded, pending_fold).hash(h);
+        (now, stamps, domains).hash(h);
+    }
 }
 
 impl Ghost {

@@ -199,9 +199,13 @@ impl Monitor {
             }
         }
         let m = &self.shared.measures;
-        m.rmws.fetch_add(rmws, Ordering::Relaxed);
-        m.updates
-            .fetch_add((plan.cfg.cpus * plan.cfg.updates) as u64, Ordering::Relaxed);
+        // A schedule the exhaustive search pruned ran on unobserved: its
+        // RMWs were not counted, so neither are its updates.
+        if !crate::explore::dfs::silent() {
+            m.rmws.fetch_add(rmws, Ordering::Relaxed);
+            m.updates
+                .fetch_add((plan.cfg.cpus * plan.cfg.updates) as u64, Ordering::Relaxed);
+        }
         if plan.target.as_ref() == Some(&outcome) {
             panic!(
                 "no_lost_flush: readers observed {}, which no execution of {} produces",
@@ -417,6 +421,31 @@ impl Monitor {
 }
 
 impl Sink for Monitor {
+    /// The ghost state, both twin gates, the reader decisions and last
+    /// reads, which properties this execution violated, and the reader
+    /// outcomes when the plan collects or targets them.
+    fn digest(&self, mut h: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        let s = lock(&self.state);
+        s.ghost.hash(&mut h);
+        for twin in [&s.twin, &s.same_schedule] {
+            match twin {
+                Some(t) if !t.digest(h) => return false,
+                Some(_) => 1u8.hash(&mut h),
+                None => 0u8.hash(&mut h),
+            }
+        }
+        (&s.decision, &s.last_read, s.quiescent).hash(&mut h);
+        for (p, _) in &s.violated {
+            p.hash(&mut h);
+        }
+        let plan = &self.shared.plan;
+        if plan.collect_outcomes || plan.target.is_some() {
+            s.outcome.hash(&mut h);
+        }
+        true
+    }
+
     fn observe(&self, actor: Actor, obs: Obs) {
         let timed = self.shared.plan.cfg.ticks > 0;
         let mut guard = lock(&self.state);

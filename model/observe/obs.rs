@@ -383,4 +383,14 @@ pub enum Obs {
 pub trait Sink: Send + Sync {
     /// One observation by `actor`.
     fn observe(&self, actor: Actor, obs: Obs);
+
+    /// Feed everything of this execution's observer state that can change
+    /// what later observations do (checks, measures, the twin gates) into
+    /// `state`, for the stateful exhaustive search
+    /// ([`crate::explore::dfs`]); cross-execution counts and witness traces
+    /// are not state. Return `false` if the state cannot be digested: the
+    /// search then never prunes this execution (the default).
+    fn digest(&self, _state: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
 }

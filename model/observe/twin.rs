@@ -30,7 +30,7 @@ use crate::observe::ghost::{G_TWIN, G_TWIN_CPU};
 use crate::observe::obs::{Access, Actor, Obs, Op, Tp, Var};
 
 /// Where the twin's skipped adds land.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Placement {
     /// At the skipping step (a legal twin schedule; the outcome sense).
     Outcome,
@@ -47,6 +47,11 @@ pub trait TwinGate: Send {
     /// What the twin's gate sees now, for messages ("v5.19's threshold
     /// would be 3 > 2").
     fn describe(&self) -> String;
+    /// Feed the gate's state into `state` for the stateful search; `false`
+    /// if it cannot (the default: that search then never prunes).
+    fn digest(&self, _state: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
 }
 
 /// Builds a twin gate for one execution.
@@ -55,6 +60,7 @@ pub type GateFactory = fn(&crate::config::Config, Placement) -> Box<dyn TwinGate
 /// The gate of v5.19 (v5.16-v6.3 without 873f64b791a2): one global
 /// threshold counting batches of `MEMCG_CHARGE_BATCH` pages per CPU, a
 /// reader that flushes when it is above `num_online_cpus()`.
+#[derive(Hash)]
 pub struct GlobalGate {
     n: i64,
     batch: i64,
@@ -181,6 +187,11 @@ impl TwinGate for GlobalGate {
         self.thr > self.n && self.open.is_empty()
     }
 
+    fn digest(&self, mut state: &mut dyn std::hash::Hasher) -> bool {
+        std::hash::Hash::hash(self, &mut state);
+        true
+    }
+
     fn describe(&self) -> String {
         format!(
             "v5.19's gate over the same history reads stats_flush_threshold = {} > {}",
@@ -190,7 +201,7 @@ impl TwinGate for GlobalGate {
 }
 
 /// The fold a CPU's update has pending at one level of a [`PerMemcgGate`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct Fold {
     level: u8,
     /// The sum the fold adds, if taken when the counter crossed (v6.8's
@@ -200,7 +211,7 @@ struct Fold {
 }
 
 /// A CPU's update in progress, as the twin counts it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 struct TwinUpdate {
     /// The updated memcg and its ancestors, bottom-up.
     levels: Vec<u8>,
@@ -370,6 +381,14 @@ impl PerMemcgGate {
 }
 
 impl TwinGate for PerMemcgGate {
+    /// The counters, the updates in progress and the open sections; the
+    /// configuration and the trigger are fixed for the execution.
+    fn digest(&self, mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        (&self.pc, &self.atomic, &self.cur, &self.open).hash(&mut state);
+        true
+    }
+
     fn observe(&mut self, actor: Actor, obs: &Obs) {
         let cpus = self.cfg.cpus;
         match (*obs, actor) {

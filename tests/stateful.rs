@@ -1,0 +1,202 @@
+//! The stateful exhaustive search is sound: on configurations where the
+//! stateless depth-first searches finish, the stateful one reports the same
+//! verdict on every property, the same maxima with the same witness values
+//! (each maximum's split), and reaches the same coverage events, for every
+//! variant of the catalogue.
+//!
+//! Three references, each an exhaustive search of every sequentially
+//! consistent interleaving: the unreduced DFS (every schedule), the DFS
+//! with sleep sets, and state caching without sleep sets. The larger
+//! comparisons (two CPUs with two or three updates each, the two-flusher
+//! entry, the configuration) run under `--cfg loom`
+//! (tests/loom_suite.rs explains the invocation) and in `flushcheck
+//! exhaustive --compare`.
+
+use std::time::Duration;
+
+use memcg_flush_model::cli::registry;
+use memcg_flush_model::explore::Backend;
+use memcg_flush_model::measure::exhaustive::{summarize, Summary};
+use memcg_flush_model::protocol::Kind;
+use memcg_flush_model::Config;
+
+fn dfs(sleep_sets: bool, stateful: bool) -> Backend {
+    Backend::ShuttleDfs {
+        max_schedules: 2_000_000,
+        sleep_sets,
+        stateful,
+    }
+}
+
+fn search(cfg: &Config, variant: &str, b: &Backend) -> Summary {
+    try_search(cfg, variant, b, Duration::from_secs(300))
+        .unwrap_or_else(|why| panic!("{variant} on {cfg}, {}: {why}", b.search()))
+}
+
+/// The search within `budget` (verdicts, maxima with their splits,
+/// coverage events, as `flushcheck exhaustive --compare` reports them), or
+/// why it did not finish.
+fn try_search(
+    cfg: &Config,
+    variant: &str,
+    b: &Backend,
+    budget: Duration,
+) -> Result<Summary, String> {
+    let reg = registry(Vec::new()).expect("catalogue");
+    let v = reg
+        .iter()
+        .find(|v| v.name == variant)
+        .expect("known")
+        .clone();
+    let s = summarize(cfg, &v, &reg, b, budget, None)?;
+    if s.finished {
+        Ok(s)
+    } else {
+        Err(s.stopped.unwrap_or_default())
+    }
+}
+
+/// Compare the stateful search with the references on `cfg`, for every
+/// variant; returns (stateful schedules, stateless sleep-set schedules).
+fn compare(cfg: &Config, unreduced: bool) -> (u64, u64) {
+    let reg = registry(Vec::new()).expect("catalogue");
+    let (mut mine, mut theirs) = (0, 0);
+    for v in reg.iter().filter(|v| v.kind != Kind::Bound) {
+        let stateful = search(cfg, &v.name, &dfs(true, true));
+        let mut refs = vec![
+            ("sleep sets", search(cfg, &v.name, &dfs(true, false))),
+            (
+                "state caching alone",
+                search(cfg, &v.name, &dfs(false, true)),
+            ),
+        ];
+        if unreduced {
+            refs.push(("unreduced", search(cfg, &v.name, &dfs(false, false))));
+        }
+        for (what, r) in &refs {
+            let at = format!("{} on {cfg}: stateful vs {what}", v.name);
+            assert_eq!(stateful.verdicts, r.verdicts, "{at}");
+            assert_eq!(stateful.maxima, r.maxima, "{at}");
+            assert_eq!(stateful.events, r.events, "{at}");
+        }
+        assert!(stateful.states > 0, "{}: no state stored", v.name);
+        mine += stateful.schedules;
+        theirs += refs[0].1.schedules;
+    }
+    (mine, theirs)
+}
+
+fn base() -> Config {
+    Config {
+        cpus: 1,
+        batch: 1,
+        updates: 2,
+        vals: vec![2],
+        readers: 1,
+        reads: 1,
+        periodic: false,
+        ticks: 0,
+        late: 0,
+        ..Config::default()
+    }
+}
+
+/// One CPU and a reader, and one CPU and the periodic work: every
+/// reference finishes, the unreduced one included.
+#[test]
+fn stateful_equals_every_reference_on_one_cpu() {
+    for cfg in [
+        base(),
+        Config {
+            readers: 0,
+            periodic: true,
+            ..base()
+        },
+    ] {
+        let (mine, theirs) = compare(&cfg, true);
+        assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
+    }
+}
+
+/// Two CPUs, one update each, a reader (the pair entry without the
+/// periodic work), and one CPU crossing three times with two reads.
+#[test]
+fn stateful_equals_stateless_on_small_configurations() {
+    for cfg in [
+        Config {
+            cpus: 2,
+            updates: 1,
+            vals: vec![2, 3],
+            ..base()
+        },
+        Config {
+            updates: 3,
+            reads: 2,
+            ..base()
+        },
+        Config {
+            cpus: 2,
+            batch: 2,
+            updates: 1,
+            vals: vec![3],
+            ..base()
+        },
+    ] {
+        let (mine, theirs) = compare(&cfg, false);
+        assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
+    }
+}
+
+/// [`compare`] against the stateless search with sleep sets where that
+/// finishes within 60 s (it must on at least one variant); the stateful
+/// search must always finish.
+#[cfg(loom)]
+fn compare_where_finished(cfg: &Config) -> (u64, u64) {
+    let reg = registry(Vec::new()).expect("catalogue");
+    let (mut mine, mut theirs, mut compared) = (0, 0, 0);
+    for v in reg.iter().filter(|v| v.kind != Kind::Bound) {
+        let stateful = search(cfg, &v.name, &dfs(true, true));
+        mine += stateful.schedules;
+        let Ok(r) = try_search(cfg, &v.name, &dfs(true, false), Duration::from_secs(60)) else {
+            continue;
+        };
+        let at = format!("{} on {cfg}: stateful vs sleep sets", v.name);
+        assert_eq!(stateful.verdicts, r.verdicts, "{at}");
+        assert_eq!(stateful.maxima, r.maxima, "{at}");
+        assert_eq!(stateful.events, r.events, "{at}");
+        theirs += r.schedules;
+        compared += 1;
+    }
+    assert!(compared > 0, "{cfg}: the stateless search never finished");
+    (mine, theirs)
+}
+
+/// The suite's DFS entries and the configuration, against the
+/// stateless search with sleep sets (minutes: `--cfg loom` only).
+#[cfg(loom)]
+#[test]
+fn stateful_equals_stateless_on_the_suite_dfs_entries() {
+    use memcg_flush_model::check::{Sizes, Suite};
+    let suite = Suite::standard(&Sizes::default());
+    let mut cfgs: Vec<Config> = suite
+        .entries
+        .iter()
+        .filter(|e| {
+            e.backends
+                .iter()
+                .any(|b| matches!(b, Backend::ShuttleDfs { .. }))
+        })
+        .map(|e| e.cfg.clone())
+        .collect();
+    cfgs.push(Config {
+        cpus: 2,
+        batch: 2,
+        updates: 3,
+        vals: vec![3],
+        ..base()
+    });
+    for cfg in cfgs {
+        let (mine, theirs) = compare_where_finished(&cfg);
+        eprintln!("{cfg}: stateful {mine} schedules, sleep sets {theirs}");
+    }
+}
