@@ -368,3 +368,47 @@ fn weak_memory_lets_a_flush_miss_the_updates_that_triggered_it() {
         );
     }
 }
+
+#[test]
+fn c12_witness_is_minimal_and_v6_8_breaks_the_invariant_without_losing_a_flush() {
+    // Every SC interleaving (stateful DFS): one CPU charging a child of the
+    // root while the periodic work flushes. The invariant fails with three
+    // updates and not with two, in v6.17 and already in v6.8; only v6.17's
+    // break turns it into a flush the reader of the root loses.
+    let dfs = Backend::ShuttleDfs {
+        max_schedules: 2_000_000,
+        sleep_sets: true,
+        stateful: true,
+    };
+    let cfg = |updates: usize, readers: usize| Config {
+        cpus: 1,
+        batch: 2,
+        updates,
+        vals: vec![2],
+        readers,
+        reads: 1,
+        periodic: true,
+        tree: vec![0],
+        charge: vec![1],
+        read: vec![0],
+        ..Config::default()
+    };
+    for v in ["v6.8", "v6.17"] {
+        let two = on_config(v, &cfg(2, 0), dfs.clone());
+        assert!(two.exhaustive, "{v}: two updates not exhausted");
+        assert_eq!(
+            verdict(&two, Property::AncestorsFlushable).0,
+            Verdict::Holds,
+            "{v}"
+        );
+        let three = on_config(v, &cfg(3, 0), dfs.clone());
+        let (verdict3, note) = verdict(&three, Property::AncestorsFlushable);
+        assert_eq!(verdict3, Verdict::Violated, "{v}");
+        assert!(note.contains("memcg 1's vmstats->stats_updates = 4 > 2"), "{note}");
+    }
+    let v68 = on_config("v6.8", &cfg(3, 1), dfs.clone());
+    assert!(v68.exhaustive);
+    assert_eq!(verdict(&v68, Property::NoLostFlush).0, Verdict::Holds);
+    let v617 = on_config("v6.17", &cfg(3, 1), dfs);
+    assert_eq!(verdict(&v617, Property::NoLostFlush).0, Verdict::Violated);
+}
