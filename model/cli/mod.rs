@@ -12,6 +12,7 @@ pub mod fuzz;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
+pub mod plot;
 pub mod report;
 pub mod run;
 
@@ -44,6 +45,10 @@ enum Command {
     /// Staleness and threshold maxima per variant beside the documented
     /// bound MEMCG_CHARGE_BATCH * nr_cpus, with witness traces.
     Bounds(bounds::BoundsArgs),
+    /// Write the figures of docs/findings.md (worst-case staleness against
+    /// CPUs, RMWs per update, one line per kernel version) as SVG files and
+    /// print their data.
+    Plot(plot::PlotArgs),
     /// Benchmark the hot path on real threads: v5.19, v6.0 and a
     /// no-global-accounting ceiling, side by side.
     Bench(bench::BenchArgs),
@@ -132,6 +137,7 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         Some(Command::Report(a)) => report::report(a, &registry),
         Some(Command::Bounds(a)) => bounds::bounds(a, &registry),
         Some(Command::Bench(a)) => bench::bench(a, &registry),
+        Some(Command::Plot(a)) => plot::plot(a, &registry),
         Some(Command::Perf(a)) => perf::perf(a, &registry),
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
     };

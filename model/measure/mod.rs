@@ -1,8 +1,10 @@
 //! Measuring the protocol: the worst case derived from its arithmetic
 //! ([`derived`]), staleness maxima over searches ([`bounds`]), the hot path
-//! on real threads ([`mod@bench`]) and the checkers' own speed ([`perf`]).
+//! on real threads ([`mod@bench`]), the checkers' own speed ([`perf`]) and
+//! the figures of the findings ([`figures`]).
 
 pub mod bench;
 pub mod bounds;
 pub mod derived;
+pub mod figures;
 pub mod perf;
