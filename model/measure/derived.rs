@@ -2,8 +2,9 @@
 //! exploring interleavings; `flushcheck bounds --exhaustive` checks it
 //! against the maxima of an exhaustive search (docs/findings.md).
 //!
-//! It holds for v5.19 and v6.0 under sequential consistency, for
-//! non-negative updates. Write `s` for the count a CPU holds when it crosses
+//! [`derive()`] holds for v5.19 and v6.0 under sequential consistency, for
+//! non-negative updates; [`derive_per_memcg()`] for the per-memcg versions
+//! (v6.8 on) on the root alone. Write `s` for the count a CPU holds when it crosses
 //! the batch (`x` in `memcg_rstat_updated()`, at most `MEMCG_CHARGE_BATCH +
 //! max val`) and `u = s / MEMCG_CHARGE_BATCH` for the units it adds. At a
 //! reader's decision not to flush:
@@ -39,7 +40,8 @@ pub struct Derived {
     /// `None` when no reader can decide not to flush.
     pub worst: Option<i64>,
     /// Fewest pages written when a reader can first see the threshold above
-    /// `num_online_cpus()`; `None` when no reader can flush.
+    /// its trigger (`num_online_cpus()` units; a per-memcg trigger in
+    /// pages); `None` when no reader can flush.
     pub trigger: Option<i64>,
     /// All pages the configuration writes.
     pub total: i64,
@@ -145,6 +147,26 @@ fn best(per_cpu: &[Vec<CpuState>], n: i64, before_at_least: i64, done_only: bool
     table.iter().filter_map(|row| row[cap]).max()
 }
 
+/// Fewest pages written over one completed prefix per CPU, each a (pages
+/// written, count) pair, with Σ count ≥ `cap`; `None` if no choice gets
+/// there.
+fn fewest_written(prefixes: &[Vec<(i64, i64)>], cap: usize) -> Option<i64> {
+    let mut table = vec![None::<i64>; cap + 1];
+    table[0] = Some(0);
+    for p in prefixes {
+        let mut next = vec![None::<i64>; cap + 1];
+        for (u, cell) in table.iter().enumerate() {
+            let Some(w) = cell else { continue };
+            for (written, count) in p {
+                let u2 = (u + *count as usize).min(cap);
+                next[u2] = Some(next[u2].map_or(w + written, |q: i64| q.min(w + written)));
+            }
+        }
+        table = next;
+    }
+    table[cap]
+}
+
 /// The derived maxima for `cfg`, or why the derivation does not apply.
 pub fn derive(cfg: &Config) -> Result<Derived, String> {
     if !cfg.non_negative() {
@@ -164,21 +186,7 @@ pub fn derive(cfg: &Config) -> Result<Derived, String> {
     // Fewest pages written when the threshold first exceeds n (no flush
     // before): a min over completed prefixes, units capped at n + 1.
     let trigger = if reader {
-        let cap = (n + 1) as usize;
-        let mut table = vec![None::<i64>; cap + 1];
-        table[0] = Some(0);
-        for p in &prefixes {
-            let mut next = vec![None::<i64>; cap + 1];
-            for (u, cell) in table.iter().enumerate() {
-                let Some(w) = cell else { continue };
-                for (written, units) in p {
-                    let u2 = (u + *units as usize).min(cap);
-                    next[u2] = Some(next[u2].map_or(w + written, |q: i64| q.min(w + written)));
-                }
-            }
-            table = next;
-        }
-        table[cap]
+        fewest_written(&prefixes, (n + 1) as usize)
     } else {
         None
     };
@@ -414,21 +422,8 @@ pub fn derive_per_memcg(cfg: &Config, trigger: i64) -> Result<Derived, String> {
     // Fewest pages written when the atomic first exceeds the trigger: a min
     // over completed prefixes, folds capped at trigger + 1.
     let first_flush = if reader {
-        let cap = (trigger + 1).max(0) as usize;
-        let mut table = vec![None::<i64>; cap + 1];
-        table[0] = Some(0);
-        for c in &cpus {
-            let mut next = vec![None::<i64>; cap + 1];
-            for (u, cell) in table.iter().enumerate() {
-                let Some(w) = cell else { continue };
-                for (written, folds) in &c.prefixes {
-                    let u2 = (u + *folds as usize).min(cap);
-                    next[u2] = Some(next[u2].map_or(w + written, |q: i64| q.min(w + written)));
-                }
-            }
-            table = next;
-        }
-        table[cap]
+        let prefixes: Vec<Vec<(i64, i64)>> = cpus.iter().map(|c| c.prefixes.clone()).collect();
+        fewest_written(&prefixes, (trigger + 1).max(0) as usize)
     } else {
         None
     };
