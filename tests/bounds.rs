@@ -6,14 +6,17 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use memcg_flush_model::cli::bounds::default_variants;
 use memcg_flush_model::cli::registry;
 use memcg_flush_model::explore::Backend;
 use memcg_flush_model::measure::bounds::{
-    compare_with_baseline, exhaustive_configs, measure, measure_exhaustive, measure_sampled,
-    standard_configs, timed_configs, Bound,
+    compare_with_baseline, exhaustive_configs, exhaustive_configs_per_memcg, measure,
+    measure_exhaustive, measure_sampled, standard_configs, timed_configs, Bound,
 };
-use memcg_flush_model::measure::derived::derive;
+use memcg_flush_model::measure::derived::{c18_claim, derive, derive_per_memcg};
 use memcg_flush_model::observe::obs::{Actor, Idiom, Op};
+use memcg_flush_model::protocol::proposal_2026::ilog2;
+use memcg_flush_model::protocol::{Family, Kind};
 use memcg_flush_model::{Config, Variant};
 
 const KERNELS: [&str; 2] = ["v5.19", "v6.0"];
@@ -434,4 +437,235 @@ fn trylock_loser_reads_everything_stale() {
         });
         assert!(lost, "the reader lost the trylock: {:?}", b.after_witness);
     }
+}
+
+/// The per-memcg kernel versions of the catalogue (v6.8 on, whatever is
+/// added later).
+fn per_memcg_kernels() -> Vec<&'static Variant> {
+    reg()
+        .iter()
+        .filter(|v| v.kind == Kind::Kernel && v.family == Family::PerMemcg)
+        .collect()
+}
+
+/// Every per-memcg kernel version on the small configurations of
+/// `bounds --exhaustive`, each searched to the end, two threads.
+fn per_memcg_exhaustive() -> &'static Vec<Bound> {
+    static ROWS: OnceLock<Vec<Bound>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        let mut jobs: Vec<(Config, &Variant)> = exhaustive_configs_per_memcg()
+            .into_iter()
+            .flat_map(|c| per_memcg_kernels().into_iter().map(move |v| (c.clone(), v)))
+            .collect();
+        let half = jobs.split_off(jobs.len() / 2);
+        let run = |part: &[(Config, &Variant)]| -> Vec<Bound> {
+            part.iter()
+                .map(|(c, v)| measure_exhaustive(c, v, reg(), 2_000_000, Duration::from_secs(300)))
+                .collect()
+        };
+        std::thread::scope(|s| {
+            let a = s.spawn(|| run(&half));
+            let mut rows = run(&jobs);
+            rows.extend(a.join().expect("exhaustive searches"));
+            rows
+        })
+    })
+}
+
+/// The per-memcg derivation is exact: on every small configuration, every
+/// per-memcg kernel version's exhaustive maxima (staleness, residue +
+/// counted + skipped, and the atomic's largest value, C14) equal the
+/// derived ones.
+#[test]
+fn per_memcg_exhaustive_maxima_equal_the_derived_ones() {
+    let rows = per_memcg_exhaustive();
+    assert_eq!(
+        rows.len(),
+        exhaustive_configs_per_memcg().len() * per_memcg_kernels().len()
+    );
+    for r in rows {
+        assert!(r.exhaustive, "{} at {}: not exhaustive", r.variant, r.cfg);
+        let d = r.derived.as_ref().expect("derived");
+        assert_eq!(
+            r.matches_derived(),
+            Some(true),
+            "{} at {}: {r:?}",
+            r.variant,
+            r.cfg
+        );
+        assert_eq!(Some(r.max_threshold), d.max_stats_updates);
+    }
+    // The figures docs/findings.md quotes, by configuration (the same for
+    // every per-memcg version but where the trigger differs).
+    let at = |i: usize, name: &str| {
+        let cfg = &exhaustive_configs_per_memcg()[i];
+        rows.iter()
+            .find(|r| r.cfg == *cfg && r.variant == name)
+            .expect("measured")
+    };
+    let pin = |i: usize, name: &str, stale, split: [i64; 4], since, atomic| {
+        let r = at(i, name);
+        assert_eq!(
+            (r.stale_at_no_flush, r.split, r.since_reset, r.max_threshold),
+            (stale, split, since, atomic),
+            "{name} at {}",
+            r.cfg
+        );
+    };
+    for v in ["v6.8", "v6.17", "scaled-2026", "scaled-2026-sqrt"] {
+        pin(0, v, 2, [1, 1, 0, 0], 2, 2);
+        pin(1, v, 4, [2, 2, 0, 0], 4, 4);
+        pin(2, v, 6, [3, 3, 0, 0], 6, 6);
+        pin(3, v, 6, [0, 0, 0, 6], 3, 3);
+        pin(4, v, 2, [0, 0, 0, 2], 1, 2);
+    }
+    // 3 CPUs: v6.17's trigger is 3 pages, the proposal's 2.
+    pin(5, "v6.8", 3, [0, 3, 0, 0], 3, 3);
+    pin(5, "v6.17", 3, [0, 3, 0, 0], 3, 3);
+    pin(5, "scaled-2026", 0, [0, 0, 0, 0], 0, 3);
+    pin(5, "scaled-2026-sqrt", 0, [0, 0, 0, 0], 0, 3);
+}
+
+/// C18: the 2026 reviewers' worst case N * (BATCH - 1) + threshold is
+/// exceeded without any race on the smallest configuration (1 CPU, batch
+/// 1, two 1-page updates: one fold in the atomic at the threshold, one page
+/// written and not yet folded), and by every racing-reset configuration.
+#[test]
+fn c18_is_exceeded() {
+    let rows = per_memcg_exhaustive();
+    for name in ["scaled-2026", "scaled-2026-sqrt"] {
+        let at = |i: usize| {
+            let r = rows
+                .iter()
+                .find(|r| r.variant == name && r.cfg == exhaustive_configs_per_memcg()[i])
+                .expect("measured");
+            (
+                r.stale_at_no_flush,
+                r.since_reset,
+                c18_claim(&r.cfg, r.trigger),
+            )
+        };
+        // No race: a CPU paused with a page written beside a fold in the
+        // atomic at the threshold (configurations 0 and 1).
+        assert_eq!(at(0), (2, 2, 1), "{name}");
+        assert_eq!(at(1), (4, 4, 3), "{name}");
+        // One update per CPU: the claim is met, with equality.
+        assert_eq!(at(2), (6, 6, 6), "{name}");
+        // Racing resets: lost pages on top (no periodic flusher, then
+        // with it).
+        assert_eq!(at(3), (6, 3, 3), "{name}");
+        assert_eq!(at(4), (2, 1, 1), "{name}");
+        let smallest = rows
+            .iter()
+            .find(|r| r.variant == name && r.cfg == exhaustive_configs_per_memcg()[0])
+            .expect("measured");
+        assert_eq!(
+            (
+                smallest.stale_at_no_flush,
+                c18_claim(&smallest.cfg, smallest.trigger)
+            ),
+            (2, 1)
+        );
+        let last = smallest.witness.last().expect("a witness");
+        assert!(
+            last.actor.is_reader() && last.text == "-> no flush",
+            "{last:?}"
+        );
+    }
+}
+
+/// The per-memcg closed forms of docs/findings.md, for enough updates of
+/// one value v per CPU, s = ceil(B / v) * v the size of a fold: residue +
+/// counted at most floor(T / s) * s + n * s, and the atomic's largest value
+/// (C14) the same; for 1-page updates T + nB, so v6.17's atomic reaches
+/// 2 * nr_cpus * MEMCG_CHARGE_BATCH against C14's "less than nr_cpus *
+/// MEMCG_CHARGE_BATCH", and the 2026 proposal exceeds C18 by N.
+#[test]
+fn per_memcg_closed_forms() {
+    for n in 1..=4usize {
+        for batch in 1..=5i64 {
+            for val in 1..=7i64 {
+                let s = (batch + val - 1) / val * val;
+                let cfg = Config {
+                    cpus: n,
+                    batch,
+                    updates: 2 * (batch as usize + 1),
+                    vals: vec![val],
+                    ..Config::bounds()
+                };
+                for t in [batch * n as i64, batch * (ilog2(n as i64) + 1)] {
+                    let d = derive_per_memcg(&cfg, t).expect("flat, one value");
+                    let want = t / s * s + n as i64 * s;
+                    assert_eq!(d.since_reset, want, "n={n} B={batch} v={val} T={t}");
+                    assert_eq!(d.max_stats_updates, Some(want), "n={n} B={batch} v={val}");
+                    if val == 1 {
+                        assert_eq!(d.since_reset - c18_claim(&cfg, t), n as i64);
+                    }
+                }
+            }
+        }
+    }
+    // v6.17 at the kernel's batch: C14's maximum is 2 * n * 64.
+    for n in [1usize, 2, 4, 8, 64] {
+        let cfg = Config {
+            cpus: n,
+            batch: 64,
+            updates: 130,
+            vals: vec![1],
+            ..Config::bounds()
+        };
+        let d = derive_per_memcg(&cfg, 64 * n as i64).expect("derived");
+        assert_eq!(d.max_stats_updates, Some(2 * 64 * n as i64));
+    }
+    // Out of its scope, the derivation says so instead of guessing.
+    let mixed = Config {
+        vals: vec![1, 3],
+        ..Config::bounds()
+    };
+    assert!(derive_per_memcg(&mixed, 2).is_err());
+    let tree = Config {
+        tree: vec![0],
+        ..Config::bounds()
+    };
+    assert!(derive_per_memcg(&tree, 2).is_err());
+}
+
+/// Mixed page sizes: a CPU holds BATCH - 1 pages, then a huge page of V,
+/// beside a full threshold: T + n * (BATCH - 1 + V), twice C18 here.
+#[test]
+fn mixed_sizes_hold_batch_minus_one_plus_a_huge_page() {
+    let cfg = Config {
+        cpus: 1,
+        batch: 2,
+        updates: 4,
+        vals: vec![1, 1, 1, 3],
+        ..Config::bounds()
+    };
+    for name in ["v6.8", "v6.17", "scaled-2026"] {
+        let v = variant(name);
+        let r = measure_exhaustive(&cfg, v, reg(), 100_000, Duration::from_secs(60));
+        assert!(r.exhaustive);
+        let t = v.trigger_on(&cfg);
+        assert_eq!((t, r.stale_at_no_flush, r.since_reset), (2, 6, 6), "{name}");
+        assert_eq!(r.stale_at_no_flush, t + (cfg.batch - 1 + 3));
+        assert_eq!(c18_claim(&cfg, t), 3);
+    }
+}
+
+/// `flushcheck bounds` measures every kernel version of the catalogue by
+/// default.
+#[test]
+fn bounds_default_takes_every_kernel_version() {
+    let names: Vec<String> = default_variants(reg())
+        .into_iter()
+        .map(|v| v.name)
+        .collect();
+    for v in reg().iter().filter(|v| v.kind == Kind::Kernel) {
+        assert!(
+            names.contains(&v.name),
+            "{} not measured by default",
+            v.name
+        );
+    }
+    assert!(names.iter().any(|n| n == OFF_BY_ONE));
 }

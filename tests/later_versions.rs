@@ -404,7 +404,10 @@ fn c12_witness_is_minimal_and_v6_8_breaks_the_invariant_without_losing_a_flush()
         let three = on_config(v, &cfg(3, 0), dfs.clone());
         let (verdict3, note) = verdict(&three, Property::AncestorsFlushable);
         assert_eq!(verdict3, Verdict::Violated, "{v}");
-        assert!(note.contains("memcg 1's vmstats->stats_updates = 4 > 2"), "{note}");
+        assert!(
+            note.contains("memcg 1's vmstats->stats_updates = 4 > 2"),
+            "{note}"
+        );
     }
     let v68 = on_config("v6.8", &cfg(3, 1), dfs.clone());
     assert!(v68.exhaustive);

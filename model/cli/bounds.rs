@@ -7,16 +7,17 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::explore::quiet_panics;
 use crate::measure::bounds::{
-    all_exhaustive_configs, compare_with_baseline, measure_exhaustive, measure_sampled,
-    standard_configs, timed_configs, Bound,
+    all_exhaustive_configs, compare_with_baseline, exhaustive_configs_per_memcg,
+    measure_exhaustive, measure_sampled, standard_configs, timed_configs, Bound,
 };
 use crate::observe::record::{render_columns, Step};
-use crate::protocol::Variant;
+use crate::protocol::{Family, Kind, Variant};
 
 use super::args::{print_json, ConfigArgs};
 
-/// The variants measured when none is named.
-pub const DEFAULT_VARIANTS: [&str; 3] = ["v5.19", "v6.0", "mutant-skip-off-by-one"];
+/// The mutants measured beside the kernel versions when no variant is
+/// named.
+pub const DEFAULT_MUTANTS: [&str; 1] = ["mutant-skip-off-by-one"];
 
 /// `flushcheck bounds`.
 #[derive(clap::Args, Debug, Clone)]
@@ -28,7 +29,8 @@ pub struct BoundsArgs {
     /// The configuration measured with `--custom`.
     #[command(flatten)]
     pub cfg: ConfigArgs,
-    /// Variants (default: v5.19, v6.0 and the off-by-one mutant).
+    /// Variants (default: every kernel version of the catalogue and the
+    /// off-by-one mutant).
     #[arg(long, value_delimiter = ',')]
     pub variant: Vec<String>,
     /// shuttle schedules per scheduler (random and PCT are both run).
@@ -50,8 +52,10 @@ pub struct BoundsArgs {
     /// Time budget per search, in seconds.
     #[arg(long, default_value_t = 120)]
     pub budget: u64,
-    /// Also print witness traces: of every C1 violation, of every positive
-    /// staleness after a flush call, and of the largest age in ticks.
+    /// Also print witness traces: of every C1 violation (and, per-memcg
+    /// family, staleness above C18's N * (BATCH - 1) + trigger), of every
+    /// positive staleness after a flush call, and of the largest age in
+    /// ticks.
     #[arg(long)]
     pub witness: bool,
     /// Print JSON instead of a table.
@@ -59,8 +63,10 @@ pub struct BoundsArgs {
     pub json: bool,
 }
 
-/// The configurations and variants `a` asks for, checked.
-fn plan(a: &BoundsArgs, registry: &[Variant]) -> Result<(Vec<Config>, Vec<Variant>), String> {
+/// The (configuration, variant) searches `a` asks for, checked: each
+/// variant on the configuration list its family runs (the exhaustive
+/// lists differ), one block per configuration.
+fn plan(a: &BoundsArgs, registry: &[Variant]) -> Result<Vec<(Config, Variant)>, String> {
     // As in the matrix, any configuration flag replaces the list.
     let custom = a.custom || a.cfg.given();
     if custom && a.time {
@@ -79,66 +85,96 @@ fn plan(a: &BoundsArgs, registry: &[Variant]) -> Result<(Vec<Config>, Vec<Varian
     if a.shuttle_iterations == 0 {
         return Err("--shuttle-iterations 0: need at least 1".into());
     }
-    let configs = if custom {
-        vec![a.cfg.config()]
-    } else if a.time {
-        timed_configs()
-    } else if a.exhaustive {
-        all_exhaustive_configs()
+    let variants: Vec<Variant> = if a.variant.is_empty() {
+        default_variants(registry)
     } else {
-        standard_configs()
+        a.variant
+            .iter()
+            .map(|v| Variant::find(registry, v))
+            .collect::<Result<_, _>>()?
     };
-    for c in &configs {
-        c.validate(usize::MAX, "shuttle")?;
+    let configs = |family: Family| {
+        if custom {
+            vec![a.cfg.config()]
+        } else if a.time {
+            timed_configs()
+        } else if a.exhaustive && family == Family::PerMemcg {
+            exhaustive_configs_per_memcg()
+        } else if a.exhaustive {
+            all_exhaustive_configs()
+        } else {
+            standard_configs()
+        }
+    };
+    let lists: Vec<(Family, Vec<Config>)> = [Family::Global, Family::PerMemcg]
+        .into_iter()
+        .filter(|f| variants.iter().any(|v| v.family == *f))
+        .map(|f| (f, configs(f)))
+        .collect();
+    // One block per configuration, in first-seen order; a variant runs on
+    // the configurations of its family's list.
+    let mut order: Vec<&Config> = Vec::new();
+    for c in lists.iter().flat_map(|(_, l)| l) {
+        if !order.contains(&c) {
+            c.validate(usize::MAX, "shuttle")?;
+            order.push(c);
+        }
     }
-    let names: Vec<String> = if a.variant.is_empty() {
-        DEFAULT_VARIANTS.iter().map(|s| s.to_string()).collect()
-    } else {
-        a.variant.clone()
-    };
-    let variants = names
+    let mut jobs = Vec::new();
+    for c in order {
+        for v in &variants {
+            if lists.iter().any(|(f, l)| *f == v.family && l.contains(c)) {
+                jobs.push((c.clone(), v.clone()));
+            }
+        }
+    }
+    Ok(jobs)
+}
+
+/// The variants measured when none is named: every kernel version of the
+/// catalogue, in its order, then the mutants of [`DEFAULT_MUTANTS`].
+pub fn default_variants(registry: &[Variant]) -> Vec<Variant> {
+    registry
         .iter()
-        .map(|v| Variant::find(registry, v))
-        .collect::<Result<_, _>>()?;
-    Ok((configs, variants))
+        .filter(|v| v.kind == Kind::Kernel || DEFAULT_MUTANTS.contains(&v.name.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// Measure and print the bounds.
 pub fn bounds(a: &BoundsArgs, registry: &[Variant]) -> Result<ExitCode, String> {
-    let (configs, variants) = plan(a, registry)?;
+    let jobs = plan(a, registry)?;
     quiet_panics();
     let start = Instant::now();
-    let total = configs.len() * variants.len();
+    let total = jobs.len();
     let mut rows: Vec<Bound> = Vec::new();
-    for c in &configs {
-        for v in &variants {
-            let r = if a.exhaustive {
-                measure_exhaustive(
-                    c,
-                    v,
-                    registry,
-                    a.max_schedules,
-                    Duration::from_secs(a.budget),
-                )
-            } else {
-                measure_sampled(c, v, registry, a.shuttle_iterations)
-            };
-            let states = if r.states > 0 {
-                format!(", {} states", r.states)
-            } else {
-                String::new()
-            };
-            eprintln!(
-                "[{}/{total} {:.0}s] {c} {}: stale {}, {} executions{states}{}",
-                rows.len() + 1,
-                start.elapsed().as_secs_f64(),
-                v.name,
-                r.stale_at_no_flush,
-                r.executions,
-                if r.finished { "" } else { " (cut short)" }
-            );
-            rows.push(r);
-        }
+    for (c, v) in &jobs {
+        let r = if a.exhaustive {
+            measure_exhaustive(
+                c,
+                v,
+                registry,
+                a.max_schedules,
+                Duration::from_secs(a.budget),
+            )
+        } else {
+            measure_sampled(c, v, registry, a.shuttle_iterations)
+        };
+        let states = if r.states > 0 {
+            format!(", {} states", r.states)
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "[{}/{total} {:.0}s] {c} {}: stale {}, {} executions{states}{}",
+            rows.len() + 1,
+            start.elapsed().as_secs_f64(),
+            v.name,
+            r.stale_at_no_flush,
+            r.executions,
+            if r.finished { "" } else { " (cut short)" }
+        );
+        rows.push(r);
     }
     compare_with_baseline(&mut rows);
     if a.json {
@@ -268,8 +304,9 @@ pub fn table(rows: &[Bound]) -> String {
     out
 }
 
-/// The witness traces: of every C1 violation, of every positive staleness
-/// after a flush call, and of the largest age in ticks.
+/// The witness traces: of every staleness above C1 (or, for the
+/// per-memcg family, above C18's form), of every positive staleness after
+/// a flush call, and of the largest age in ticks.
 pub fn witnesses(rows: &[Bound]) -> String {
     let mut out = String::new();
     let mut show = |r: &Bound, steps: &[Step], head: String| {
@@ -281,10 +318,26 @@ pub fn witnesses(rows: &[Bound]) -> String {
         );
         let _ = write!(out, "\n{trace}");
     };
-    for r in rows.iter().filter(|r| !r.documented_bound_holds()) {
+    for r in rows {
+        let c18 = crate::measure::derived::c18_claim(&r.cfg, r.trigger);
+        let mut over = Vec::new();
+        if !r.documented_bound_holds() {
+            over.push(format!("C1 = {}", r.documented));
+        }
+        // C18's form, N * (MEMCG_CHARGE_BATCH - 1) + the trigger, for
+        // every version whose trigger counts pages.
+        if r.family == Family::PerMemcg && r.stale_at_no_flush > c18 {
+            over.push(format!("C18's N * (BATCH - 1) + trigger = {c18}"));
+        }
+        if over.is_empty() {
+            continue;
+        }
         let head = format!(
-            "staleness {} > C1 = {} for {} at {}",
-            r.stale_at_no_flush, r.documented, r.variant, r.cfg
+            "staleness {} > {} for {} at {}",
+            r.stale_at_no_flush,
+            over.join(", > "),
+            r.variant,
+            r.cfg
         );
         show(r, &r.witness, head);
     }

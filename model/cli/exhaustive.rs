@@ -52,14 +52,14 @@ fn variants(a: &ExhaustiveArgs, registry: &[Variant]) -> Result<Vec<Variant>, St
             .cloned()
             .collect());
     }
-    let names: Vec<String> = if a.variant.is_empty() {
-        super::bounds::DEFAULT_VARIANTS
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        a.variant.clone()
-    };
+    if a.variant.is_empty() {
+        // The default configuration is a global-threshold one.
+        return Ok(super::bounds::default_variants(registry)
+            .into_iter()
+            .filter(|v| v.family == crate::protocol::Family::Global)
+            .collect());
+    }
+    let names: Vec<String> = a.variant.clone();
     names.iter().map(|n| Variant::find(registry, n)).collect()
 }
 

@@ -13,6 +13,7 @@ pub mod fuzz;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
+pub mod plot;
 pub mod report;
 pub mod run;
 
@@ -49,6 +50,10 @@ enum Command {
     /// schedules, time, and whether both report the same verdicts and
     /// maxima; or how both grow with the configuration (`--growth`).
     Exhaustive(exhaustive::ExhaustiveArgs),
+    /// Write the figures of docs/findings.md (worst-case staleness against
+    /// CPUs, RMWs per update, one line per kernel version) as SVG files and
+    /// print their data.
+    Plot(plot::PlotArgs),
     /// Benchmark the hot path on real threads: v5.19, v6.0 and a
     /// no-global-accounting ceiling, side by side.
     Bench(bench::BenchArgs),
@@ -138,6 +143,7 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         Some(Command::Bounds(a)) => bounds::bounds(a, &registry),
         Some(Command::Bench(a)) => bench::bench(a, &registry),
         Some(Command::Exhaustive(a)) => exhaustive::exhaustive(a, &registry),
+        Some(Command::Plot(a)) => plot::plot(a, &registry),
         Some(Command::Perf(a)) => perf::perf(a, &registry),
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
     };

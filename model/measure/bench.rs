@@ -193,10 +193,32 @@ pub fn count_rmws(
     read_every: usize,
     flush_every: usize,
 ) -> (u64, u64) {
+    count_rmws_batch(
+        variant,
+        threads,
+        MEMCG_CHARGE_BATCH,
+        total,
+        read_every,
+        flush_every,
+    )
+}
+
+/// [`count_rmws`] with `MEMCG_CHARGE_BATCH` = `batch`.
+pub fn count_rmws_batch(
+    variant: &Variant,
+    threads: usize,
+    batch: i64,
+    total: usize,
+    read_every: usize,
+    flush_every: usize,
+) -> (u64, u64) {
     let hp = HotPath::new(threads, total / threads);
     let model = variant.model.clone();
     on_fresh_thread(move || {
-        let cfg = hp.config();
+        let cfg = Config {
+            batch,
+            ..hp.config()
+        };
         let shared = Shared::new(MonitorPlan::new(&cfg, true));
         let monitor = Monitor::new(shared.clone());
         let sink: Arc<dyn Sink> = monitor.clone();

@@ -19,7 +19,7 @@ use crate::check::run::{explore_variant, monitor_plan};
 use crate::config::Config;
 use crate::explore::{Backend, Outcome, Progress, Shard};
 use crate::observe::record::Step;
-use crate::protocol::Variant;
+use crate::protocol::{Family, Kind, Variant};
 
 /// The maxima of one (configuration, variant, backend) search.
 #[derive(Clone, Debug, Serialize)]
@@ -43,6 +43,11 @@ pub struct Bound {
     pub exhaustive: bool,
     /// `MEMCG_CHARGE_BATCH * nr_cpus`, the documented bound (C1).
     pub documented: i64,
+    /// The reader's trigger: `num_online_cpus()` units for the global
+    /// family, pages of a memcg's atomic for the per-memcg family.
+    pub trigger: i64,
+    /// The protocol family.
+    pub family: Family,
     /// Largest staleness at a reader's decision not to flush.
     pub stale_at_no_flush: i64,
     /// Its split: residue, counted, skipped, lost to a racing reset (see
@@ -168,6 +173,55 @@ pub fn exhaustive_configs() -> Vec<Config> {
     ]
 }
 
+/// Small configurations on which an exhaustive search of a per-memcg
+/// protocol (v6.8 on) finishes in seconds: its per-(memcg, CPU) callbacks
+/// make a flush many more steps than v5.19's, so 2-CPU configurations
+/// carry one update per CPU. They cover a CPU paused with a full batch
+/// unfolded beside a fold in the atomic (the C18 and C14 witnesses), the
+/// racing resets with and without the periodic flusher, and 3 CPUs, where
+/// the 2026 proposal's trigger differs from v6.17's.
+pub fn exhaustive_configs_per_memcg() -> Vec<Config> {
+    let base = Config {
+        cpus: 1,
+        batch: 1,
+        updates: 2,
+        vals: vec![1],
+        ..Config::bounds()
+    };
+    vec![
+        base.clone(),
+        Config {
+            batch: 2,
+            updates: 4,
+            ..base.clone()
+        },
+        Config {
+            cpus: 2,
+            batch: 2,
+            updates: 1,
+            vals: vec![3],
+            ..base.clone()
+        },
+        Config {
+            batch: 2,
+            updates: 3,
+            vals: vec![3],
+            ..base.clone()
+        },
+        Config {
+            readers: 0,
+            periodic: true,
+            ..base.clone()
+        },
+        Config {
+            cpus: 3,
+            updates: 1,
+            readers: 0,
+            ..base
+        },
+    ]
+}
+
 /// Abstract-time configurations: the periodic work re-queued every
 /// `FLUSH_TIME` ticks, on time and 1 or 2 ticks late, racing a reader that
 /// flushes (claims C2, C16 and the lag of B11).
@@ -223,6 +277,8 @@ pub fn measure(
         finished,
         exhaustive: finished && backend.exhaustive() && backend.sequentially_consistent(),
         documented: cfg.batch * cfg.cpus as i64,
+        trigger: variant.trigger_on(cfg),
+        family: variant.family,
         stale_at_no_flush: stale,
         split,
         since_reset: m.stale_since_reset.value(),
@@ -289,13 +345,20 @@ pub fn measure_sampled(
     best
 }
 
-/// The derived worst case of `cfg`, for the variants it covers (v5.19 and
-/// v6.0: a skip only when the threshold read is above `num_online_cpus()`).
+/// The derived worst case of `cfg`, for the variants it covers: v5.19 and
+/// v6.0 (a skip only when the threshold read is above
+/// `num_online_cpus()`), and every kernel version of the per-memcg family
+/// on a flat tree with its own trigger
+/// ([`crate::measure::derived::derive_per_memcg`]).
 pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::measure::derived::Derived> {
-    let covered = ["v5.19", "v6.0"].contains(&variant.name.as_str());
-    covered
-        .then(|| crate::measure::derived::derive(cfg).ok())
-        .flatten()
+    use crate::measure::derived::{derive, derive_per_memcg};
+    match variant.family {
+        Family::Global if ["v5.19", "v6.0"].contains(&variant.name.as_str()) => derive(cfg).ok(),
+        Family::PerMemcg if variant.kind == Kind::Kernel => {
+            derive_per_memcg(cfg, variant.trigger_on(cfg)).ok()
+        }
+        _ => None,
+    }
 }
 
 /// [`measure`] by an exhaustive sequentially consistent search (shuttle,
@@ -318,13 +381,15 @@ pub fn measure_exhaustive(
 
 impl Bound {
     /// Whether the search was exhaustive and its maxima equal the derived
-    /// ones (`None` when either is missing).
+    /// ones, the atomic's largest value included for the per-memcg family
+    /// (`None` when either is missing).
     pub fn matches_derived(&self) -> Option<bool> {
         let d = self.derived.as_ref()?;
         if !self.exhaustive {
             return None;
         }
-        Some(self.since_reset == d.since_reset && Some(self.stale_at_no_flush) == d.worst)
+        let atomic = d.max_stats_updates.is_none_or(|m| m == self.max_threshold);
+        Some(self.since_reset == d.since_reset && Some(self.stale_at_no_flush) == d.worst && atomic)
     }
 }
 

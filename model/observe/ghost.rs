@@ -59,6 +59,9 @@ struct InUpdate {
     wrote: bool,
     /// Whether it already accounted a batch (added or skipped).
     accounted: bool,
+    /// Whether it wrote its per-CPU counter (per-memcg domains: it counted
+    /// the update before any skip).
+    counted: bool,
 }
 
 /// Situations a step just produced, for coverage (see
@@ -86,8 +89,12 @@ pub struct Happened {
 /// One threshold and its per-CPU counters.
 #[derive(Clone, Debug)]
 pub struct Domain {
-    /// Per CPU: the counter as last observed.
+    /// Per CPU: the counter as last observed, less what the owner already
+    /// added from it (v6.8 adds before it zeroes the counter).
     pub residue: Vec<i64>,
+    /// Per CPU (per-memcg domains): pages the owner took out of its counter
+    /// (`this_cpu_xchg()`) and has not added yet.
+    pub flight: Vec<i64>,
     /// Magnitude added to the threshold since its last reset.
     pub counted: i64,
     /// Magnitude skipped since the threshold's last reset.
@@ -111,6 +118,7 @@ impl Domain {
     fn new(cpus: usize) -> Self {
         Domain {
             residue: vec![0; cpus],
+            flight: vec![0; cpus],
             counted: 0,
             skipped: 0,
             threshold: 0,
@@ -142,6 +150,7 @@ impl std::hash::Hash for Domain {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let Domain {
             residue,
+            flight,
             counted,
             skipped,
             threshold,
@@ -152,7 +161,7 @@ impl std::hash::Hash for Domain {
             in_update,
             epoch,
         } = self;
-        (residue, counted, skipped, threshold, skipped_at).hash(h);
+        (residue, flight, counted, skipped, threshold, skipped_at).hash(h);
         let added = (*added_during_flush).min(1);
         (added, (*resets).min(2), in_update, epoch).hash(h);
     }
@@ -298,7 +307,8 @@ impl Ghost {
     /// The [`Split`] of `m`'s staleness by the counters of domain `key`.
     pub fn split(&self, key: Option<u8>, m: u8) -> Split {
         let (residue, counted, skipped) = self.domains.get(&key).map_or((0, 0, 0), |d| {
-            (d.residue.iter().sum::<i64>(), d.counted, d.skipped)
+            let held = d.residue.iter().chain(&d.flight).sum::<i64>();
+            (held, d.counted, d.skipped)
         });
         [
             residue,
@@ -443,11 +453,11 @@ impl Ghost {
                     h.update_behind_flusher = behind;
                 }
             }
-            Obs::UpdateDone { .. } => {
+            Obs::UpdateDone { val, .. } => {
                 if let Actor::Cpu(c) = actor {
                     let keys: Vec<Option<u8>> = self.domains.keys().copied().collect();
                     for k in keys {
-                        self.end_update(k, c, &mut h);
+                        self.end_update(k, c, val.abs(), &mut h);
                     }
                 }
             }
@@ -456,14 +466,16 @@ impl Ghost {
         h
     }
 
-    /// An update of CPU `c` returned. A read of the threshold without a
-    /// write is a skip; one that zeroed the counter was recorded then, one
-    /// that did not (a variant's choice) is recorded here, its pages still
-    /// counted as residue.
-    fn end_update(&mut self, key: Option<u8>, c: usize, h: &mut Happened) {
+    /// An update of CPU `c` of magnitude `inc` returned. A read of the
+    /// threshold without a write is a skip; one that zeroed the counter was
+    /// recorded then, one that did not (a variant's choice) is recorded
+    /// here, its pages still counted as residue. A per-memcg update that
+    /// never counted at this level (v6.17's `break`) skipped all `inc`.
+    fn end_update(&mut self, key: Option<u8>, c: usize, inc: i64, h: &mut Happened) {
         let u = std::mem::take(&mut self.domain(key).in_update[c]);
         if self.skipping(key, u.read) && !u.wrote && !u.accounted {
-            self.skip(key, c, 0, u.read, h);
+            let x = if key.is_some() && !u.counted { inc } else { 0 };
+            self.skip(key, c, x, u.read, h);
         }
     }
 
@@ -556,7 +568,12 @@ impl Ghost {
                     let u = d.in_update[c];
                     if !u.wrote && !u.accounted && before > 0 && self.skipping(memcg, u.read) {
                         self.skip(memcg, c, before, u.read, h);
+                    } else if memcg.is_some() && !u.wrote {
+                        // v6.17's fold: the pages are in flight until the add.
+                        self.domain(memcg).flight[c] += before;
                     }
+                } else if owner {
+                    d.in_update[c].counted = true;
                 }
                 self.domain(memcg).residue[c] = x;
             }
@@ -573,10 +590,14 @@ impl Ghost {
                     d.threshold = new;
                     d.max_threshold = d.max_threshold.max(new);
                     if memcg.is_some() {
-                        // Per-memcg atomics count pages: the add is what
-                        // moves (v6.17 zeroes the counter before it).
+                        // Per-memcg atomics count pages: the add moves them
+                        // out of flight (v6.17) or out of the counter that
+                        // the owner zeroes next (v6.8).
                         if let Op::Add { val, .. } = op {
                             d.counted += val;
+                            let f = d.flight[c].min(val);
+                            d.flight[c] -= f;
+                            d.residue[c] = (d.residue[c] - (val - f)).max(0);
                         }
                     } else if !d.in_update[c].wrote {
                         // The batch moves from the residue to the threshold

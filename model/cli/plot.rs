@@ -1,0 +1,48 @@
+//! `flushcheck plot`: the figures of docs/findings.md ("Worst-case
+//! staleness by version") as SVG files, and their data as Markdown tables.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::measure::figures::{
+    render_svg, rmws_per_update, staleness_vs_cpus, table_md, Figure, RMW_UPDATES_PER_CPU,
+};
+use crate::protocol::Variant;
+
+/// `flushcheck plot`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PlotArgs {
+    /// Directory the SVG files are written to (created if missing).
+    #[arg(long, default_value = "docs/figures")]
+    pub out: PathBuf,
+    /// Updates per CPU of each point of the RMW figure.
+    #[arg(long, default_value_t = RMW_UPDATES_PER_CPU)]
+    pub rmw_updates: usize,
+}
+
+/// The CPU counts the staleness table shows (the figure has every count).
+pub const TABLE_CPUS: [usize; 7] = [1, 2, 3, 4, 8, 16, 32];
+
+/// The figures and their tables, as `flushcheck plot` prints them.
+pub fn figures(registry: &[Variant], rmw_updates: usize) -> Vec<(Figure, String)> {
+    let staleness = staleness_vs_cpus(registry);
+    let t1 = table_md(&staleness, &TABLE_CPUS, "CPUs");
+    let rmws = rmws_per_update(registry, rmw_updates);
+    let t2 = table_md(&rmws, &[], "CPUs");
+    vec![(staleness, t1), (rmws, t2)]
+}
+
+/// Write the figures and print their tables.
+pub fn plot(a: &PlotArgs, registry: &[Variant]) -> Result<ExitCode, String> {
+    if a.rmw_updates == 0 {
+        return Err("--rmw-updates 0: need at least 1 update per CPU".into());
+    }
+    std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    for (fig, table) in figures(registry, a.rmw_updates) {
+        let path = a.out.join(&fig.file);
+        let svg = render_svg(&fig)?;
+        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("{}\n{}\n{table}", path.display(), fig.title);
+    }
+    Ok(ExitCode::SUCCESS)
+}
