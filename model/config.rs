@@ -44,6 +44,16 @@ pub struct Config {
     /// The memcg each reader reads, cycled over readers. Empty: the root.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read: Vec<u8>,
+    /// Whether readers take the ratelimited path,
+    /// `mem_cgroup_flush_stats_ratelimited()` (`_delayed()` before v6.4),
+    /// which flushes only once `jiffies_64` is past `flush_next_time`, as
+    /// the refault path does. Needs abstract time (`ticks > 0`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ratelimited: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for Config {
@@ -63,6 +73,7 @@ impl Default for Config {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: false,
         }
     }
 }
@@ -85,6 +96,7 @@ impl Config {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: false,
         }
     }
 
@@ -105,6 +117,7 @@ impl Config {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: false,
         }
     }
 
@@ -212,6 +225,12 @@ impl Config {
                 self.ticks
             ));
         }
+        if self.ratelimited && self.ticks == 0 {
+            return Err(
+                "--ratelimited: the ratelimited reader compares jiffies_64 with flush_next_time; add --ticks N"
+                    .into(),
+            );
+        }
         if self.late > 0 && self.ticks == 0 {
             return Err(format!(
                 "--late {}: lateness needs abstract time; add --ticks N",
@@ -295,6 +314,9 @@ impl fmt::Display for Config {
         )?;
         if self.ticks > 0 {
             write!(f, " ticks={} late={}", self.ticks, self.late)?;
+        }
+        if self.ratelimited {
+            f.write_str(" ratelimited")?;
         }
         let list = |v: &[u8]| {
             v.iter()

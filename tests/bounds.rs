@@ -285,6 +285,7 @@ fn derived_closed_forms() {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: false,
         })
         .expect("non-negative")
     };

@@ -120,6 +120,7 @@ pub fn draw(seed: u64, k: u64, b: &Bounds) -> Config {
         tree: Vec::new(),
         charge: Vec::new(),
         read: Vec::new(),
+        ratelimited: false,
     })
 }
 
@@ -173,6 +174,7 @@ pub fn neighbours(c: &Config) -> Vec<(String, Config)> {
                 periodic: false,
                 ticks: 0,
                 late: 0,
+                ratelimited: false,
                 ..c.clone()
             },
         );
@@ -183,6 +185,7 @@ pub fn neighbours(c: &Config) -> Vec<(String, Config)> {
             Config {
                 ticks: 0,
                 late: 0,
+                ratelimited: false,
                 ..c.clone()
             },
         );

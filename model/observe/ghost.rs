@@ -129,6 +129,8 @@ impl Domain {
 pub struct Section {
     /// The flusher.
     pub actor: Actor,
+    /// The memcg whose subtree it flushes (0: the whole tree).
+    pub root: u8,
     /// The (memcg, CPU) counters its walk has read, one bit each
     /// (`memcg * cpus + cpu`).
     pub walked: u64,
@@ -161,6 +163,10 @@ pub struct Ghost {
     /// Per CPU: (running sum after the update, tick) for every root-level
     /// update.
     pub stamps: Vec<Vec<(i64, i64)>>,
+    /// The latest tick at which a flush section of the whole tree was open
+    /// (abstract time only): when one began, or a tick that passed while
+    /// one was open.
+    pub root_flush_at: Option<i64>,
     /// The threshold domains seen so far.
     pub domains: BTreeMap<Option<u8>, Domain>,
     /// Threshold RMWs by updaters.
@@ -190,6 +196,7 @@ impl Ghost {
             pending_fold: Vec::new(),
             now: 0,
             stamps: vec![Vec::new(); cpus],
+            root_flush_at: None,
             domains: BTreeMap::new(),
             threshold_rmws: 0,
             gate_read: Vec::new(),
@@ -371,9 +378,17 @@ impl Ghost {
         let mut h = Happened::default();
         match *obs {
             Obs::Access(a) => self.access(actor, a, timed, &mut h),
-            Obs::Trace(Tp::FlushBegin { .. }) => {
+            Obs::Trace(Tp::FlushBegin { root }) => {
                 dfs::ghost(G_SECTION, GhostKind::Write);
-                self.open.push(Section { actor, walked: 0 });
+                self.open.push(Section {
+                    actor,
+                    root,
+                    walked: 0,
+                });
+                if timed && root == 0 {
+                    dfs::ghost(G_TIME, GhostKind::Write);
+                    self.root_flush_at = Some(self.now);
+                }
             }
             Obs::Trace(Tp::FlushEnd) => {
                 dfs::ghost(G_SECTION, GhostKind::Write);
@@ -565,9 +580,21 @@ impl Ghost {
             {
                 h.trylock_contended = true;
             }
+            // v6.4: a flusher found `stats_flush_ongoing` set, by its
+            // `atomic_read()` or by losing the `atomic_xchg()`.
+            (Var::Lock(LockName::StatsFlushOngoing), Op::Read(v), _) if v != 0 => {
+                h.trylock_contended = true;
+            }
+            (Var::Lock(LockName::StatsFlushOngoing), Op::Xchg { old, .. }, _) if old != 0 => {
+                h.trylock_contended = true;
+            }
             (Var::Jiffies, Op::Write(t), _) => {
                 dfs::ghost(G_TIME, GhostKind::Write);
                 self.now = t;
+                dfs::ghost(G_SECTION, GhostKind::Read);
+                if self.open.iter().any(|s| s.root == 0) {
+                    self.root_flush_at = Some(t);
+                }
             }
             _ => {}
         }

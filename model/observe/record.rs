@@ -52,6 +52,9 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
             }
             .into(),
         ),
+        Obs::Trace(Tp::FlushRatelimited { due, .. }) => {
+            Some(if due { "-> due" } else { "-> not due, skip" }.into())
+        }
         Obs::Trace(_) | Obs::UpdateDone { .. } | Obs::Read { .. } | Obs::Final { .. } => None,
         Obs::Quiescent => Some("(all joined)".into()),
     }

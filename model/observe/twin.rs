@@ -442,13 +442,14 @@ impl TwinGate for PerMemcgGate {
                     ..
                 }),
                 _,
-            ) if (l as usize) < self.atomic.len() && self.open.contains(&actor) => {
+            ) if (l as usize) < self.atomic.len()
+                && self.open.contains(&actor)
+                && (op.read().is_some() || op.written() == Some(0)) =>
+            {
                 // The callback's `if (atomic_read()) atomic_set(0)`: the
                 // twin's code resets its own atomic there.
-                if op.read().is_some() || op.written() == Some(0) {
-                    dfs::ghost(G_TWIN, GhostKind::Write);
-                    self.atomic[l as usize] = 0;
-                }
+                dfs::ghost(G_TWIN, GhostKind::Write);
+                self.atomic[l as usize] = 0;
             }
             (Obs::Trace(Tp::FlushBegin { .. }), _) => {
                 dfs::ghost(G_TWIN, GhostKind::Write);
