@@ -150,7 +150,8 @@ fn candidate(name: &str, code: impl Memcontrol + Clone) -> Variant {
 }
 
 fn harmful() -> Vec<Variant> {
-    vec![
+    let mut v = later::harmful();
+    v.extend([
         candidate(
             "skip-above-half",
             Updater {
@@ -182,11 +183,13 @@ fn harmful() -> Vec<Variant> {
         candidate("reader-gate-twice-n", Gate(|t, n| t > 2 * n)),
         candidate("periodic-skips-idle", PeriodicSkipsIdle),
         candidate("skip-on-stale-copy", StaleCopy),
-    ]
+    ]);
+    v
 }
 
 fn benign() -> Vec<Variant> {
-    vec![
+    let mut v = later::benign();
+    v.extend([
         candidate(
             "skip-above-twice-n",
             Updater {
@@ -204,7 +207,8 @@ fn benign() -> Vec<Variant> {
         candidate("reader-gate-at-n", Gate(|t, n| t >= n)),
         candidate("reset-by-subtraction", ResetBySubtraction),
         candidate("reset-twice", ResetTwice),
-    ]
+    ]);
+    v
 }
 
 /// The default suite on `v` alone, in this process: whether it passes.
@@ -248,4 +252,158 @@ fn benign_candidates_pass_the_default_run() {
         .map(|v| v.name)
         .collect();
     assert!(alarms.is_empty(), "false alarms: {alarms:?}");
+}
+
+/// Unseen variants of the per-memcg versions (v6.8, v6.17), each a
+/// one-function change.
+mod later {
+    use memcg_flush_model::explore::Platform;
+    use memcg_flush_model::kernel::{
+        atomic64_add, atomic64_read, atomic64_set, read_once, spin_lock, spin_unlock,
+        trace_flush_begin, trace_flush_end, trace_memcg_flush_stats, write_once,
+    };
+    use memcg_flush_model::protocol::catalogue::batch_times_cpus;
+    use memcg_flush_model::protocol::memcg;
+    use memcg_flush_model::protocol::v6_8::{self, Memcontrol, State};
+    use memcg_flush_model::protocol::v6_17;
+    use memcg_flush_model::protocol::{Kind, Variant};
+
+    fn candidate(name: &str, twin: &str, code: impl Memcontrol + Clone) -> Variant {
+        Variant::new(name, Kind::Candidate, name, v6_8::model(code))
+            .per_memcg(batch_times_cpus)
+            .twin(twin)
+    }
+
+    /// v6.8's reader gate at twice the trigger.
+    #[derive(Clone, Copy)]
+    struct LazyGate;
+
+    impl Memcontrol for LazyGate {
+        fn mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
+            let t = 2 * self.memcg_vmstats_flush_threshold(mm);
+            let needs_flush = atomic64_read(&mm.memcg(memcg).vmstats.stats_updates) > t;
+            trace_memcg_flush_stats(mm.memcg(memcg), needs_flush);
+            if needs_flush {
+                self.do_flush_stats(mm, memcg);
+            }
+            needs_flush
+        }
+    }
+
+    /// v6.8's callback also zeroes the parent's atomic and per-CPU counter,
+    /// though a subtree flush does not flush the parent.
+    #[derive(Clone, Copy)]
+    struct ResetsParent;
+
+    impl Memcontrol for ResetsParent {
+        fn mem_cgroup_css_rstat_flush<P: Platform>(&self, mm: &State<P>, memcg: u8, cpu: usize) {
+            memcg::mem_cgroup_css_rstat_flush(&mm.memcgs, memcg, cpu);
+            for m in std::iter::once(memcg).chain(mm.parent_mem_cgroup(memcg)) {
+                let x = mm.memcg(m);
+                write_once(&x.vmstats_percpu.per_cpu(cpu).stats_updates, 0);
+                if atomic64_read(&x.vmstats.stats_updates) != 0 {
+                    atomic64_set(&x.vmstats.stats_updates, 0);
+                }
+            }
+        }
+    }
+
+    /// v6.17's break tested on the parent: a level is skipped when the level
+    /// above it is flushable.
+    #[derive(Clone, Copy)]
+    struct BreakOnParent;
+
+    impl Memcontrol for BreakOnParent {
+        fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+            let mut level = Some(memcg);
+            while let Some(m) = level {
+                level = mm.parent_mem_cgroup(m);
+                if level.is_some_and(|p| self.memcg_vmstats_needs_flush(mm, p)) {
+                    break;
+                }
+                let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
+                let s = read_once(&statc.stats_updates) + val.abs();
+                write_once(&statc.stats_updates, s);
+                if s < mm.MEMCG_CHARGE_BATCH() {
+                    continue;
+                }
+                write_once(&statc.stats_updates, 0);
+                atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
+            }
+        }
+        fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
+            v6_17::css_rstat_flush(self, mm, root);
+        }
+    }
+
+    /// v6.8's fold at twice the batch.
+    #[derive(Clone, Copy)]
+    struct FoldAtTwoBatches;
+
+    impl Memcontrol for FoldAtTwoBatches {
+        fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+            let mut level = Some(memcg);
+            while let Some(m) = level {
+                level = mm.parent_mem_cgroup(m);
+                let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
+                let s = read_once(&statc.stats_updates) + val.abs();
+                write_once(&statc.stats_updates, s);
+                if s < 2 * mm.MEMCG_CHARGE_BATCH() {
+                    continue;
+                }
+                if !self.memcg_vmstats_needs_flush(mm, m) {
+                    atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
+                }
+                write_once(&statc.stats_updates, 0);
+            }
+        }
+    }
+
+    /// v6.8's callback without the `if (atomic64_read())` test.
+    #[derive(Clone, Copy)]
+    struct UnconditionalReset;
+
+    impl Memcontrol for UnconditionalReset {
+        fn mem_cgroup_css_rstat_flush<P: Platform>(&self, mm: &State<P>, memcg: u8, cpu: usize) {
+            memcg::mem_cgroup_css_rstat_flush(&mm.memcgs, memcg, cpu);
+            let m = mm.memcg(memcg);
+            write_once(&m.vmstats_percpu.per_cpu(cpu).stats_updates, 0);
+            atomic64_set(&m.vmstats.stats_updates, 0);
+        }
+    }
+
+    /// v6.8 with v6.17's per-CPU lock holds.
+    #[derive(Clone, Copy)]
+    struct LockPerCpu;
+
+    impl Memcontrol for LockPerCpu {
+        fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
+            let order = mm.subtree_post_order(root);
+            for cpu in 0..mm.env.cfg.cpus {
+                spin_lock(&mm.cgroup_rstat_lock);
+                trace_flush_begin(mm.memcg(root));
+                for &m in &order {
+                    self.mem_cgroup_css_rstat_flush(mm, m, cpu);
+                }
+                trace_flush_end(mm.memcg(root));
+                spin_unlock(&mm.cgroup_rstat_lock);
+            }
+        }
+    }
+
+    pub fn harmful() -> Vec<Variant> {
+        vec![
+            candidate("v6.8-lazy-gate", "v6.8-no-skip", LazyGate),
+            candidate("v6.8-resets-parent", "v6.8-no-skip", ResetsParent),
+            candidate("v6.17-break-on-parent", "v6.17-no-break", BreakOnParent),
+            candidate("v6.8-fold-at-two-batches", "v6.8-no-skip", FoldAtTwoBatches),
+        ]
+    }
+
+    pub fn benign() -> Vec<Variant> {
+        vec![
+            candidate("v6.8-unconditional-reset", "v6.8-no-skip", UnconditionalReset),
+            candidate("v6.8-lock-per-cpu", "v6.8-no-skip", LockPerCpu),
+        ]
+    }
 }

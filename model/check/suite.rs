@@ -281,18 +281,30 @@ impl Suite {
                     "memcg-chain",
                     "v6.8 on: root, parent, child; one CPU charging the child three times, a reader of the parent, the periodic root flush",
                     memcg_base.clone(),
-                    vec![loom(None), s.random(), s.pct(), s.dfs(), s.std()],
+                    vec![s.random(), s.pct(), s.std()],
+                ),
+                memcg_entry(
+                    "memcg-pair",
+                    "v6.8 on: root and child; one CPU charging the child twice, a reader of the root, the periodic flush: small enough for loom",
+                    Config {
+                        updates: 2,
+                        tree: vec![0],
+                        charge: vec![1],
+                        read: vec![0],
+                        ..memcg_base.clone()
+                    },
+                    vec![loom(Some(1)), s.random(), s.pct()],
                 ),
                 memcg_entry(
                     "memcg-two-readers",
-                    "v6.8 on: as memcg-chain with readers of the parent and of the child: overlapping subtree flushes",
+                    "v6.8 on: as memcg-chain with readers of the parent and of the child and no periodic work: overlapping subtree flushes",
                     Config {
                         readers: 2,
                         read: vec![1, 2],
                         periodic: false,
                         ..memcg_base.clone()
                     },
-                    vec![loom(None), s.random(), s.pct(), s.dfs()],
+                    vec![loom(Some(1)), s.random(), s.pct()],
                 ),
                 memcg_entry(
                     "memcg-siblings",
@@ -304,7 +316,7 @@ impl Suite {
                         charge: vec![2, 3],
                         ..memcg_base.clone()
                     },
-                    vec![loom(Some(1)), s.random(), s.pct(), s.std()],
+                    vec![s.random(), s.pct(), s.std()],
                 ),
                 memcg_entry(
                     "memcg-flat",
@@ -319,11 +331,24 @@ impl Suite {
                         read: Vec::new(),
                         ..memcg_base.clone()
                     },
-                    vec![s.random(), s.pct(), s.dfs()],
+                    vec![s.random(), s.pct()],
+                ),
+                memcg_entry(
+                    "memcg-epochs",
+                    "v6.8 on: the root alone, one CPU folding five times, two reads, the periodic flush: skip, reset, count again",
+                    Config {
+                        updates: 5,
+                        reads: 2,
+                        tree: Vec::new(),
+                        charge: Vec::new(),
+                        read: Vec::new(),
+                        ..memcg_base.clone()
+                    },
+                    vec![s.random(), s.pct(), s.std()],
                 ),
                 memcg_entry(
                     "memcg-three-cpus",
-                    "v6.8 on: three CPUs charging a child, reader of the parent, no periodic work (where the 2026 trigger differs)",
+                    "v6.8 on: three CPUs charging a child, a reader of the parent, no periodic work (where the 2026 trigger differs)",
                     Config {
                         cpus: 3,
                         updates: 3,
@@ -333,6 +358,16 @@ impl Suite {
                         ..memcg_base.clone()
                     },
                     vec![s.random(), s.pct()],
+                ),
+                memcg_entry(
+                    "memcg-dfs",
+                    "v6.8 on: root, parent, child; two updates and a reader of the parent, no periodic work: every interleaving",
+                    Config {
+                        updates: 2,
+                        periodic: false,
+                        ..memcg_base.clone()
+                    },
+                    vec![loom(None), s.dfs()],
                 ),
             ],
         }

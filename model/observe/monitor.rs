@@ -522,8 +522,11 @@ impl Sink for Monitor {
                         self.shared.measures.max_threshold.offer(new, steps);
                     }
                     if let Some(m) = memcg {
-                        out.extend(self.per_memcg_atomic(s, m, new));
+                        out.extend(self.c14(m, new));
                     }
+                }
+                if let (Some(m), Op::Read(t), Actor::Cpu(_)) = (memcg, op, actor) {
+                    out.extend(self.c12(s, m, t));
                 }
                 out
             }
@@ -547,39 +550,44 @@ impl Sink for Monitor {
 }
 
 impl Monitor {
-    /// Checks at a write of memcg `m`'s atomic (v6.8 on): C14's bound on
-    /// its value, and C12's invariant over the whole tree.
-    fn per_memcg_atomic(&self, s: &ExecState, m: u8, new: i64) -> Vec<(Property, String)> {
+    /// C14 at a write of memcg `m`'s atomic (v6.8 on): its value stays
+    /// below `nr_cpus * MEMCG_CHARGE_BATCH`.
+    fn c14(&self, m: u8, new: i64) -> Vec<(Property, String)> {
         let plan = &self.shared.plan;
-        let mut out = Vec::new();
-        if plan.family != Family::PerMemcg {
-            return out;
-        }
         let c14 = plan.cfg.batch * plan.cfg.cpus as i64;
-        if new >= c14 {
-            out.push((
-                Property::StatsUpdatesBound,
-                property::stats_updates_bound(m, new, c14),
-            ));
+        if plan.family != Family::PerMemcg || new < c14 {
+            return Vec::new();
         }
-        if plan.sc && plan.cfg.memcgs() > 1 {
-            s.ghost.read_all();
-            let value = |x: u8| s.ghost.domains.get(&Some(x)).map_or(0, |d| d.threshold);
-            let t = plan.trigger;
-            for x in 1..plan.cfg.memcgs() as u8 {
-                if value(x) <= t {
-                    continue;
-                }
-                if let Some(a) = plan.cfg.ancestry(x).into_iter().find(|a| value(*a) <= t) {
-                    out.push((
-                        Property::AncestorsFlushable,
-                        property::ancestors_flushable(x, value(x), a, value(a), t),
-                    ));
-                    break;
-                }
-            }
+        vec![(
+            Property::StatsUpdatesBound,
+            property::stats_updates_bound(m, new, c14),
+        )]
+    }
+
+    /// C12 where the updater relies on it: an updater read memcg `m`'s
+    /// atomic and found it flushable (v6.17's `break`, v6.8's skip); are
+    /// all its ancestors flushable at that instant?
+    fn c12(&self, s: &ExecState, m: u8, read: i64) -> Vec<(Property, String)> {
+        let plan = &self.shared.plan;
+        let t = plan.trigger;
+        if plan.family != Family::PerMemcg || !plan.sc || read <= t {
+            return Vec::new();
         }
-        out
+        s.ghost.read_all();
+        let value = |x: u8| s.ghost.domains.get(&Some(x)).map_or(0, |d| d.threshold);
+        plan.cfg
+            .ancestry(m)
+            .into_iter()
+            .skip(1)
+            .find(|a| value(*a) <= t)
+            .map(|a| {
+                (
+                    Property::AncestorsFlushable,
+                    property::ancestors_flushable(m, read, a, value(a), t),
+                )
+            })
+            .into_iter()
+            .collect()
     }
 }
 

@@ -208,7 +208,7 @@ impl Property {
                 "a reader that skips the flush misses at most NR_CPUS * MEMCG_CHARGE_BATCH * NR_MEMCGS pages (8d59d2214c23, C10)"
             }
             Property::AncestorsFlushable => {
-                "whenever a memcg needs a flush, so does each of its ancestors (v6.17: \"If @memcg is already flushable then all its ancestors are flushable as well\", C12)"
+                "when an updater finds a memcg flushable (v6.17's break, v6.8's skip), each of its ancestors is flushable too (v6.17: \"If @memcg is already flushable then all its ancestors are flushable as well\", C12)"
             }
             Property::StatsUpdatesBound => {
                 "a memcg's vmstats->stats_updates stays below nr_cpus * MEMCG_CHARGE_BATCH (v6.17 nmi-safe series, C14)"
@@ -247,7 +247,7 @@ impl Property {
                 "shuttle/std: staleness in execution order, per memcg; not run under loom"
             }
             Property::AncestorsFlushable => {
-                "shuttle/std: the atomics' values in execution order after every write; not run under loom, where no single instant orders them"
+                "shuttle/std: the ancestors' atomics in execution order at the updater's read; not run under loom, where no single instant orders them"
             }
             Property::StatsUpdatesBound => {
                 "all backends: every value written to a memcg's atomic (RMW results are exact under loom)"
@@ -350,8 +350,8 @@ pub fn per_memcg_error_bound(memcg: u8, stale: i64, split: Split, bound: i64) ->
     )
 }
 
-/// `ancestors_flushable` (C12): `memcg` needs a flush and its ancestor
-/// does not.
+/// `ancestors_flushable` (C12): an updater found `memcg` flushable while
+/// its ancestor was not.
 pub fn ancestors_flushable(
     memcg: u8,
     value: i64,
@@ -360,8 +360,9 @@ pub fn ancestors_flushable(
     trigger: i64,
 ) -> String {
     format!(
-        "ancestors_flushable: memcg {memcg}'s vmstats->stats_updates = {value} > {trigger} \
-         (flushable) but its ancestor memcg {ancestor}'s = {ancestor_value} <= {trigger}"
+        "ancestors_flushable: an updater found memcg {memcg}'s vmstats->stats_updates = {value} \
+         > {trigger} (flushable) while its ancestor memcg {ancestor}'s = {ancestor_value} <= \
+         {trigger}"
     )
 }
 

@@ -224,7 +224,9 @@ struct TwinUpdate {
 /// lands at the variant's `atomic_add` at that level, at its read of an
 /// already flushable atomic (v6.8's skip), or when the update moves on or
 /// ends. The flusher's remote reset of a per-CPU counter and its reset of
-/// an atomic (at the callback's read of it) reset the twin's too.
+/// an atomic (at the callback's read of it) reset the twin's too, when its
+/// walk has read that counter (that memcg): the twin resets what its own
+/// callbacks would.
 pub struct PerMemcgGate {
     cfg: crate::config::Config,
     trigger: i64,
@@ -238,8 +240,9 @@ pub struct PerMemcgGate {
     atomic: Vec<i64>,
     /// Per CPU: the update in progress.
     cur: Vec<Option<TwinUpdate>>,
-    /// Flushers inside a flush section.
-    open: Vec<Actor>,
+    /// Flushers inside a flush section, with the (memcg, CPU) counters
+    /// their walk has read (bit `memcg * cpus + cpu`).
+    open: Vec<(Actor, u64)>,
 }
 
 impl PerMemcgGate {
@@ -405,10 +408,13 @@ impl TwinGate for PerMemcgGate {
             ) if (cpu as usize) < cpus && (l as usize) < self.atomic.len() => {
                 let c = cpu as usize;
                 dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                let bit = 1u64 << (l as usize * cpus + c);
+                dfs::ghost(G_TWIN, GhostKind::Read);
+                let walked = self.open.iter().any(|(a, w)| *a == actor && w & bit != 0);
                 if actor == Actor::Cpu(c) {
                     self.reach(c, l);
-                } else if op.written() == Some(0) {
-                    // The flusher's remote reset.
+                } else if op.written() == Some(0) && walked {
+                    // The flusher's remote reset, in the callback of (l, c).
                     self.pc[l as usize][c] = 0;
                 }
             }
@@ -442,22 +448,43 @@ impl TwinGate for PerMemcgGate {
                     ..
                 }),
                 _,
-            ) if (l as usize) < self.atomic.len()
-                && self.open.contains(&actor)
-                && (op.read().is_some() || op.written() == Some(0)) =>
-            {
-                // The callback's `if (atomic_read()) atomic_set(0)`: the
-                // twin's code resets its own atomic there.
-                dfs::ghost(G_TWIN, GhostKind::Write);
-                self.atomic[l as usize] = 0;
+            ) if (l as usize) < self.atomic.len() => {
+                // The callback's `if (atomic_read()) atomic_set(0)`, in a
+                // section whose walk read memcg `l`: the twin's code resets
+                // its own atomic there.
+                let mask = ((1u64 << self.cfg.cpus) - 1) << (l as usize * self.cfg.cpus);
+                let walked = self
+                    .open
+                    .iter()
+                    .any(|(a, w)| *a == actor && w & mask != 0);
+                if walked && (op.read().is_some() || op.written() == Some(0)) {
+                    dfs::ghost(G_TWIN, GhostKind::Write);
+                    self.atomic[l as usize] = 0;
+                }
+            }
+            (
+                Obs::Access(Access {
+                    var: Var::State { memcg, cpu },
+                    op: Op::Read(_),
+                    ..
+                }),
+                _,
+            ) if (cpu as usize) < cpus => {
+                let bit = 1u64 << (memcg as usize * cpus + cpu as usize);
+                if let Some(s) = self.open.iter_mut().find(|(a, _)| *a == actor) {
+                    if s.1 & bit == 0 {
+                        dfs::ghost(G_TWIN, GhostKind::Write);
+                        s.1 |= bit;
+                    }
+                }
             }
             (Obs::Trace(Tp::FlushBegin { .. }), _) => {
                 dfs::ghost(G_TWIN, GhostKind::Write);
-                self.open.push(actor);
+                self.open.push((actor, 0));
             }
             (Obs::Trace(Tp::FlushEnd), _) => {
                 dfs::ghost(G_TWIN, GhostKind::Write);
-                if let Some(i) = self.open.iter().position(|a| *a == actor) {
+                if let Some(i) = self.open.iter().position(|(a, _)| *a == actor) {
                     self.open.remove(i);
                 }
             }

@@ -540,7 +540,7 @@ impl Variant {
                 batch_times_cpus,
                 "v6.8-no-skip",
             )
-            .killed_by(FlushExclusion, ALL_CHECKERS),
+            .killed_by(FlushExclusion, SAMPLED),
             mutant(
                 "mutant-v6.17-break-at-trigger",
                 "v6.17 updater: break once the atomic is >= the trigger (the reader needs >)",
@@ -564,7 +564,7 @@ impl Variant {
                 batch_times_cpus,
                 "v6.17-no-break",
             )
-            .killed_by(FlushExclusion, ALL_CHECKERS),
+            .killed_by(FlushExclusion, SAMPLED),
             mutant(
                 "mutant-scaled-2026-reader-off-by-one",
                 "2026 proposal, reader: flushes above BATCH * (ilog2(n) + 2)",

@@ -1,0 +1,369 @@
+//! The later versions (v6.8, v6.17, the 2026 proposal): their claims as
+//! verdicts, the findings pinned with replayable witnesses, their mutants
+//! killed, and B9's regression against v6.0 (docs/findings.md).
+
+use memcg_flush_model::check::{run::run, RunResult, RunSpec, Sizes, Suite, Verdict};
+use memcg_flush_model::cli::registry;
+use memcg_flush_model::explore::{Backend, Shard};
+use memcg_flush_model::{Config, Property};
+
+mod common;
+
+fn on_config(variant: &str, cfg: &Config, backend: Backend) -> RunResult {
+    let spec = RunSpec {
+        variant: variant.into(),
+        entry: "test".into(),
+        cfg: cfg.clone(),
+        backend,
+        budget_secs: 120.0,
+        shard: Shard::default(),
+        collect: false,
+    };
+    run(&spec, &registry(Vec::new()).expect("catalogue")).expect("runs")
+}
+
+fn on_entry(variant: &str, entry: &str, backend: &str) -> RunResult {
+    let suite = Suite::standard(&Sizes::default());
+    let e = suite.entry(entry).expect("known entry");
+    let b = e
+        .backends
+        .iter()
+        .find(|b| b.name() == backend)
+        .unwrap_or_else(|| panic!("{entry} has no {backend} search"))
+        .clone();
+    on_config(variant, &e.cfg, b)
+}
+
+fn verdict(r: &RunResult, p: Property) -> (Verdict, String) {
+    let v = r
+        .verdict(p)
+        .unwrap_or_else(|| panic!("{p} not judged for {}", r.spec.variant));
+    (v.verdict, v.note.clone().unwrap_or_default())
+}
+
+fn random(iterations: usize) -> Backend {
+    Backend::ShuttleRandom {
+        iterations,
+        seed: 1,
+    }
+}
+
+fn token(out: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix("replay: flushcheck replay "))
+        .unwrap_or_else(|| panic!("no replay line in:\n{out}"))
+        .to_string()
+}
+
+/// The smallest setting of the C12 finding: one CPU charging a child of the
+/// root three times while the periodic work flushes, batch 2.
+const C12_ARGS: [&str; 16] = [
+    "--cpus",
+    "1",
+    "--batch",
+    "2",
+    "--updates",
+    "3",
+    "--val",
+    "2",
+    "--tree",
+    "0",
+    "--charge",
+    "1",
+    "--read",
+    "0",
+    "--backend",
+    "shuttle-random",
+];
+
+#[test]
+fn c12_is_false_and_its_witness_replays() {
+    let mut args = vec![
+        "explain",
+        "--variant",
+        "v6.17",
+        "--property",
+        "ancestors_flushable",
+        "--readers",
+        "0",
+    ];
+    args.extend(C12_ARGS);
+    let out = common::flushcheck(&args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("violated: ancestors_flushable: an updater found memcg 1's"),
+        "{}",
+        out.stdout
+    );
+    // The witness: the flusher's remote reset lands inside the updater's
+    // add_return/xchg pair at the root but not at the child.
+    for step in [
+        "WRITE_ONCE(U.1[0])=0",
+        "WRITE_ONCE(U[0])=0",
+        "atomic_add(0, thr)",
+    ] {
+        assert!(out.stdout.contains(step), "no {step:?} in:\n{}", out.stdout);
+    }
+    let again = common::flushcheck(&["replay", &token(&out.stdout)]);
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert!(
+        again.stdout.contains("violated: ancestors_flushable:"),
+        "{}",
+        again.stdout
+    );
+}
+
+#[test]
+fn c12_consequence_the_break_loses_a_flush_its_twin_performs() {
+    let mut args = vec![
+        "explain",
+        "--variant",
+        "v6.17",
+        "--property",
+        "no_lost_flush",
+    ];
+    args.extend(C12_ARGS);
+    let out = common::flushcheck(&args);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("violated: no_lost_flush: main of memcg 0 decided not to flush")
+            && out.stdout.contains("v6.17-no-break's gate"),
+        "{}",
+        out.stdout
+    );
+    let again = common::flushcheck(&["replay", &token(&out.stdout)]);
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    // v6.8 on the same setting: its per-level skip keeps counting at the
+    // ancestors, and no flush is lost; nor does the no-break twin lose one.
+    let cfg = Config {
+        cpus: 1,
+        batch: 2,
+        updates: 3,
+        vals: vec![2],
+        readers: 1,
+        reads: 1,
+        periodic: true,
+        tree: vec![0],
+        charge: vec![1],
+        read: vec![0],
+        ..Config::default()
+    };
+    for v in ["v6.8", "v6.17-no-break"] {
+        let r = on_config(v, &cfg, random(20_000));
+        assert_eq!(verdict(&r, Property::NoLostFlush).0, Verdict::Holds, "{v}");
+    }
+    let r = on_config("v6.17", &cfg, random(20_000));
+    assert_eq!(verdict(&r, Property::NoLostFlush).0, Verdict::Violated);
+}
+
+#[test]
+fn b9_regression_a_small_charge_reads_zero_from_v6_8_but_not_from_v6_0() {
+    // LTP memcg_stat_rss: 65 pages (266240 bytes with 4 KiB pages) charged
+    // to one memcg while a sibling is busy, then read. v6.0's global
+    // threshold is pushed over by the sibling; v6.8's per-memcg one is not.
+    let cfg = Config {
+        cpus: 2,
+        batch: 64,
+        updates: 1,
+        vals: vec![200, 65],
+        readers: 0,
+        reads: 1,
+        periodic: false,
+        tree: vec![0, 0],
+        charge: vec![1, 2],
+        read: vec![2],
+        ..Config::default()
+    };
+    let b = random(200);
+    let (v, note) = verdict(
+        &on_config("v6.8", &cfg, b.clone()),
+        Property::QuiescentReadExact,
+    );
+    assert_eq!(v, Verdict::Violated);
+    assert!(
+        note.contains(
+            "a read of memcg 2 returned 0 where the updates charged to its subtree sum to 65"
+        ),
+        "{note}"
+    );
+    for v in ["v6.17", "scaled-2026"] {
+        let (verdict, _) = verdict(&on_config(v, &cfg, b.clone()), Property::QuiescentReadExact);
+        assert_eq!(verdict, Verdict::Violated, "{v}");
+    }
+    for v in ["v5.19", "v6.0"] {
+        let (verdict, note) = verdict(&on_config(v, &cfg, b.clone()), Property::QuiescentReadExact);
+        assert_eq!(verdict, Verdict::Holds, "{v}: {note}");
+    }
+}
+
+#[test]
+fn c10_is_refuted_by_v6_8_and_v6_17_and_c14_literally() {
+    // Five 2-page charges of a child of the root on one CPU, two reads of
+    // the root: NR_CPUS * BATCH * NR_MEMCGS = 4.
+    let cfg = Config {
+        cpus: 1,
+        batch: 2,
+        updates: 5,
+        vals: vec![2],
+        readers: 1,
+        reads: 2,
+        periodic: true,
+        tree: vec![0],
+        charge: vec![1],
+        read: vec![0],
+        ..Config::default()
+    };
+    for v in ["v6.8", "v6.17"] {
+        let r = on_config(v, &cfg, random(20_000));
+        for p in [Property::DocumentedErrorBound, Property::PerMemcgErrorBound] {
+            let (verdict, note) = verdict(&r, p);
+            assert_eq!(verdict, Verdict::Violated, "{v} {p}");
+            assert!(note.starts_with(&format!("{}:", p.name())), "{note}");
+        }
+        let (verdict, note) = verdict(&r, Property::StatsUpdatesBound);
+        assert_eq!(verdict, Verdict::Violated, "{v}");
+        assert!(note.starts_with("stats_updates_bound: memcg"), "{note}");
+    }
+}
+
+#[test]
+fn c11_flushers_serialise_on_the_rstat_lock_and_its_mutants_are_killed() {
+    for v in ["v6.8", "v6.17"] {
+        let r = on_entry(v, "memcg-two-readers", "shuttle-pct");
+        assert_eq!(
+            verdict(&r, Property::FlushExclusion).0,
+            Verdict::Holds,
+            "{v}"
+        );
+        assert!(r.count(memcg_flush_model::observe::coverage::Event::TrylockContended) > 0);
+    }
+    for m in [
+        "mutant-v6.8-no-rstat-lock",
+        "mutant-v6.17-unlocked-callbacks",
+    ] {
+        let r = on_entry(m, "memcg-two-readers", "shuttle-pct");
+        let (v, note) = verdict(&r, Property::FlushExclusion);
+        assert_eq!(v, Verdict::Violated, "{m}");
+        assert!(note.starts_with("flush_exclusion:"), "{note}");
+    }
+}
+
+#[test]
+fn later_mutants_are_killed_by_their_designated_properties() {
+    let cases = [
+        (
+            "mutant-v6.8-skip-at-trigger",
+            Property::NoLostFlush,
+            "memcg-epochs",
+        ),
+        (
+            "mutant-v6.8-gate-on-root",
+            Property::NoLostFlush,
+            "memcg-chain",
+        ),
+        (
+            "mutant-v6.8-flush-target-only",
+            Property::Conservation,
+            "memcg-chain",
+        ),
+        (
+            "mutant-v6.17-break-at-trigger",
+            Property::NoLostFlush,
+            "memcg-epochs",
+        ),
+        (
+            "mutant-v6.17-target-only",
+            Property::NoLostFlush,
+            "memcg-chain",
+        ),
+        (
+            "mutant-scaled-2026-reader-off-by-one",
+            Property::NoLostFlush,
+            "memcg-three-cpus",
+        ),
+        (
+            "mutant-scaled-2026-break-at-trigger",
+            Property::NoLostFlush,
+            "memcg-epochs",
+        ),
+    ];
+    for (m, p, entry) in cases {
+        let r = on_entry(m, entry, "shuttle-random");
+        let (v, note) = verdict(&r, p);
+        assert_eq!(v, Verdict::Violated, "{m} on {entry}: {note}");
+        assert!(note.starts_with(&format!("{}:", p.name())), "{note}");
+    }
+}
+
+/// Every reader outcome of `variant` on `cfg` under `backend`, and whether
+/// the search was exhaustive.
+fn outcomes(
+    variant: &str,
+    cfg: &Config,
+    backend: Backend,
+) -> (
+    std::collections::BTreeSet<memcg_flush_model::observe::monitor::ReaderOutcome>,
+    bool,
+) {
+    use memcg_flush_model::check::run::{explore_variant, monitor_plan};
+    use memcg_flush_model::protocol::Variant;
+    let reg = registry(Vec::new()).expect("catalogue");
+    let v = Variant::find(&reg, variant).expect("known");
+    let mut plan = monitor_plan(&v, &reg, cfg, &backend).expect("plan");
+    plan.collect_outcomes = true;
+    let (e, shared) = explore_variant(
+        &v,
+        plan,
+        &backend,
+        Shard::default(),
+        std::time::Duration::from_secs(120),
+        None,
+    );
+    let finished = e.outcome == memcg_flush_model::explore::Outcome::Finished;
+    (shared.outcomes(), finished)
+}
+
+#[test]
+fn weak_memory_lets_a_flush_miss_the_updates_that_triggered_it() {
+    // loom (C11, unbounded but for loom#166) against every SC interleaving,
+    // on memcg-dfs: one CPU charges the child twice (2 pages each), a reader
+    // of the parent flushes once the parent's atomic is above 2. Under SC a
+    // reader that flushed reads 4. Under weak memory the count can be seen
+    // before the data it counts (no release between the updater's
+    // this_cpu_add() and its atomic add, no acquire on the reader's read),
+    // so the flush reads stale per-CPU data, resets the counts anyway, and
+    // the reader and main after it read less, without flushing again.
+    let suite = Suite::standard(&Sizes::default());
+    let cfg = suite.entry("memcg-dfs").expect("entry").cfg.clone();
+    for v in ["v6.8", "v6.17"] {
+        let (weak, _) = outcomes(
+            v,
+            &cfg,
+            Backend::Loom {
+                preemption_bound: None,
+            },
+        );
+        let (sc, exhaustive) = outcomes(
+            v,
+            &cfg,
+            Backend::ShuttleDfs {
+                max_schedules: 200_000,
+                sleep_sets: true,
+            },
+        );
+        assert!(exhaustive, "{v}: the SC search did not finish");
+        assert!(sc.contains(&vec![(true, 4), (false, 4)]), "{v}: {sc:?}");
+        assert!(
+            sc.iter().all(|o| o[0] != (true, 0) && o[0] != (true, 2)),
+            "{v}: {sc:?}"
+        );
+        let only_weak: Vec<_> = weak.difference(&sc).cloned().collect();
+        assert_eq!(
+            only_weak,
+            vec![vec![(true, 0), (false, 0)], vec![(true, 2), (false, 2)]],
+            "{v}"
+        );
+    }
+}
