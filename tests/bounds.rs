@@ -285,7 +285,7 @@ fn derived_closed_forms() {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
-            ratelimited: false,
+            ratelimited: 0,
         })
         .expect("non-negative")
     };

@@ -128,7 +128,7 @@ pub fn judged(p: Property, variant: &Variant, cfg: &Config, backend: &Backend) -
     // need abstract time. (v6.8's flush_last_time is stamped before the
     // flusher takes the rstat lock, where the monitor sees its flush begin.)
     if p == Property::RatelimitedSkipJustified
-        && !(cfg.ratelimited && cfg.ticks > 0 && variant.family == Family::Global)
+        && !(cfg.ratelimited > 0 && cfg.ticks > 0 && variant.family == Family::Global)
     {
         return false;
     }

@@ -6,7 +6,7 @@
 //! main:     spawn ---------------------------------- join all; read; flush; read
 //! CPU c:    __mod_memcg_state() x updates
 //! reader r: (mem_cgroup_flush_stats(); memcg_page_state()) x reads
-//!           (mem_cgroup_flush_stats_ratelimited() if cfg.ratelimited)
+//!           (mem_cgroup_flush_stats_ratelimited() for the first cfg.ratelimited)
 //! periodic: flush_memcg_stats_dwork() once, or every FLUSH_TIME ticks
 //! clock:    jiffies_64 = 1 .. ticks (abstract time only)
 //! ```
@@ -90,7 +90,7 @@ impl Scenario for FlushScenario {
         let readers: Vec<_> = (0..cfg.readers)
             .map(|r| {
                 let (p, t, reads) = (proto.clone(), timer.clone(), cfg.reads);
-                let (memcg, ratelimited) = (cfg.read_of(r), cfg.ratelimited);
+                let (memcg, ratelimited) = (cfg.read_of(r), r < cfg.ratelimited);
                 spawn(
                     Actor::Reader(r),
                     Box::new(move || {

@@ -272,7 +272,7 @@ impl Suite {
                     "abstract time, readers on the ratelimited (refault) path: the periodic work every FLUSH_TIME ticks, on time; whether each skip is justified (C9)",
                     Config {
                         reads: 3,
-                        ratelimited: true,
+                        ratelimited: 1,
                         ..Config::timed()
                     },
                     vec![s.random(), s.pct()],

@@ -44,11 +44,15 @@ pub enum Event {
     /// A ratelimited reader's time gate said not due, and it skipped the
     /// flush.
     RatelimitedSkip,
+    /// A ratelimited reader's time gate found it due while a flush of the
+    /// whole tree was open and had not yet stamped the flush time: the
+    /// race on `flush_next_time` that 3cd9992b9302 calls harmless (C9).
+    RatelimitedRacedStamp,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 11] = [
+    pub const ALL: [Event; 12] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -60,6 +64,7 @@ impl Event {
         Event::RecrossAfterReset,
         Event::SecondReset,
         Event::RatelimitedSkip,
+        Event::RatelimitedRacedStamp,
     ];
 
     /// The name used in reports.
@@ -76,6 +81,7 @@ impl Event {
             Event::RecrossAfterReset => "recross_after_reset",
             Event::SecondReset => "second_reset",
             Event::RatelimitedSkip => "ratelimited_skip",
+            Event::RatelimitedRacedStamp => "ratelimited_raced_stamp",
         }
     }
 

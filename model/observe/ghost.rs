@@ -134,6 +134,9 @@ pub struct Section {
     /// The (memcg, CPU) counters its walk has read, one bit each
     /// (`memcg * cpus + cpu`).
     pub walked: u64,
+    /// Whether it has written the flush time (`flush_next_time`,
+    /// `flush_last_time`) yet.
+    pub stamped: bool,
 }
 
 /// Per-execution ghost state.
@@ -384,6 +387,7 @@ impl Ghost {
                     actor,
                     root,
                     walked: 0,
+                    stamped: false,
                 });
                 if timed && root == 0 {
                     dfs::ghost(G_TIME, GhostKind::Write);
@@ -587,6 +591,12 @@ impl Ghost {
             }
             (Var::Lock(LockName::StatsFlushOngoing), Op::Xchg { old, .. }, _) if old != 0 => {
                 h.trylock_contended = true;
+            }
+            (Var::FlushTime, Op::Write(_), _) if in_section => {
+                dfs::ghost(G_SECTION, GhostKind::Write);
+                if let Some(s) = self.open.iter_mut().find(|s| s.actor == actor) {
+                    s.stamped = true;
+                }
             }
             (Var::Jiffies, Op::Write(t), _) => {
                 dfs::ghost(G_TIME, GhostKind::Write);

@@ -448,13 +448,19 @@ impl Monitor {
     ) -> Vec<(Property, String)> {
         let plan = &self.shared.plan;
         let mut out = Vec::new();
+        s.ghost.read_all();
         if due {
+            // The race C9 is about: the flush time read before an open
+            // flush of the whole tree stamped it, so the reader goes on to
+            // the threshold gate early.
+            if s.ghost.open.iter().any(|x| x.root == 0 && !x.stamped) {
+                self.shared.coverage.hit(Event::RatelimitedRacedStamp);
+            }
             return out;
         }
         // The read that follows is a read without a flush.
         set_for(&mut s.decision, actor, false);
         self.shared.coverage.hit(Event::RatelimitedSkip);
-        s.ghost.read_all();
         let last = s.ghost.root_flush_at;
         let justified = last.is_some_and(|t| jiffies <= t + 2 * FLUSH_TIME);
         if plan.sc && plan.cfg.ticks > 0 && !justified {

@@ -173,7 +173,7 @@ impl Property {
             Property::AncestorsFlushable => Event::AddErasedByReset,
             Property::StatsUpdatesBound => Event::Skip,
             Property::QuiescentReadExact => Event::StaleNoFlush,
-            Property::RatelimitedSkipJustified => Event::RatelimitedSkip,
+            Property::RatelimitedSkipJustified => Event::RatelimitedRacedStamp,
         }
     }
 
