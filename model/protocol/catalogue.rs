@@ -470,7 +470,7 @@ impl Variant {
                 "v6.4 flusher: stats_flush_ongoing cleared before the threshold reset",
                 v5_19::model(mutants_v6_4::ClearBeforeReset),
             )
-            .killed_by(FlushExclusion, SC),
+            .killed_by(FlushExclusion, ALL_CHECKERS),
             v6_4_mutant(
                 "mutant-v6.4-stamp-at-ratelimit",
                 "v6.4 ratelimited reader: stamps flush_next_time itself before the threshold gate",
