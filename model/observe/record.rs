@@ -36,7 +36,8 @@ pub const LEGEND: &str = "S[c]  memcg->vmstats_percpu->state[0] on CPU c
 U[c]  stats_updates on CPU c
 thr   stats_flush_threshold
 agg   memcg->vmstats.state[0]
-flush stats_flush_lock; rstat = cgroup_rstat_lock";
+flush stats_flush_lock; rstat = cgroup_rstat_lock
+ongoing stats_flush_ongoing (v6.4-v6.7)";
 
 /// The text of an observation's step, or `None` for observations traces
 /// leave out (a flusher's plain bookkeeping, tracepoints that only mark

@@ -100,6 +100,10 @@ pub fn flush_ongoing<P: Platform, M: Memcontrol + ?Sized>(code: &M, mm: &State<P
 /// the threshold gate only once `jiffies_64` is past `flush_next_time`,
 /// that is, once no flush has started for `2 * FLUSH_TIME`. Returns the
 /// threshold gate's decision, or `false` if it is not due.
+///
+/// NOTE(kernel): v6.4's function takes no memcg (it always flushes the
+/// whole tree); the model passes the reader's memcg on to the threshold
+/// gate, which ignores it in the global family.
 pub fn mem_cgroup_flush_stats_ratelimited<P: Platform, M: Memcontrol + ?Sized>(
     code: &M,
     mm: &State<P>,
