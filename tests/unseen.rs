@@ -264,8 +264,8 @@ mod later {
     };
     use memcg_flush_model::protocol::catalogue::batch_times_cpus;
     use memcg_flush_model::protocol::memcg;
-    use memcg_flush_model::protocol::v6_8::{self, Memcontrol, State};
     use memcg_flush_model::protocol::v6_17;
+    use memcg_flush_model::protocol::v6_8::{self, Memcontrol, State};
     use memcg_flush_model::protocol::{Kind, Variant};
 
     fn candidate(name: &str, twin: &str, code: impl Memcontrol + Clone) -> Variant {
@@ -402,7 +402,11 @@ mod later {
 
     pub fn benign() -> Vec<Variant> {
         vec![
-            candidate("v6.8-unconditional-reset", "v6.8-no-skip", UnconditionalReset),
+            candidate(
+                "v6.8-unconditional-reset",
+                "v6.8-no-skip",
+                UnconditionalReset,
+            ),
             candidate("v6.8-lock-per-cpu", "v6.8-no-skip", LockPerCpu),
         ]
     }

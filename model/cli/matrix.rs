@@ -241,6 +241,9 @@ pub fn suite_text(plan: &Plan) -> String {
         .max()
         .unwrap_or(4);
     for e in &plan.suite.entries {
+        if !plan.variants.iter().any(|v| e.applies_to(v.family)) {
+            continue;
+        }
         let backends: Vec<&str> = e
             .backends
             .iter()
@@ -319,7 +322,10 @@ pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
     let _ = writeln!(out, "searches:");
     let mut seen = std::collections::BTreeSet::new();
     for e in &plan.suite.entries {
-        for b in &e.backends {
+        if !plan.variants.iter().any(|v| e.applies_to(v.family)) {
+            continue;
+        }
+        for b in e.backends.iter().filter(|b| plan.runs_backend(b)) {
             if seen.insert(b.search()) {
                 let _ = writeln!(out, "  {:<15} {}", b.name(), b.search());
             }
@@ -450,7 +456,7 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
                 e.backends.iter().filter(|b| plan.runs_backend(b)).any(|b| {
                     plan.variants
                         .iter()
-                        .any(|v| crate::check::judged(*p, v, &e.cfg, b))
+                        .any(|v| e.applies_to(v.family) && crate::check::judged(*p, v, &e.cfg, b))
                 })
             })
             .count();

@@ -423,7 +423,7 @@ pub fn attribute(message: &str) -> Option<Property> {
         return Some(p);
     }
     if line.starts_with("data race on ") {
-        let flusher_field = ["P[", "pend", "agg", "flush_time"]
+        let flusher_field = ["P[", "P.", "pend", "agg", "flush_time"]
             .iter()
             .any(|f| line["data race on ".len()..].starts_with(f));
         if flusher_field {

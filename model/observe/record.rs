@@ -39,6 +39,14 @@ agg   memcg->vmstats.state[0]
 flush stats_flush_lock; rstat = cgroup_rstat_lock
 ongoing stats_flush_ongoing (v6.4-v6.7)";
 
+/// [`LEGEND`] for a memcg tree (v6.8 on): names carry the memcg as `.m`
+/// (no suffix: the root), the threshold is per memcg.
+pub const LEGEND_TREE: &str = "S.m[c] memcg m's vmstats_percpu->state[0] on CPU c
+U.m[c] memcg m's vmstats_percpu->stats_updates on CPU c (v6.8+)
+thr.m  memcg m's vmstats->stats_updates
+agg.m  memcg m's vmstats->state[0]
+rstat  cgroup_rstat_lock (v6.17+: css_rstat_flush() takes it per CPU)";
+
 /// The text of an observation's step, or `None` for observations traces
 /// leave out (a flusher's plain bookkeeping, tracepoints that only mark
 /// sections). `in_section` says whether the actor is flushing.

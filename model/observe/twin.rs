@@ -453,10 +453,7 @@ impl TwinGate for PerMemcgGate {
                 // section whose walk read memcg `l`: the twin's code resets
                 // its own atomic there.
                 let mask = ((1u64 << self.cfg.cpus) - 1) << (l as usize * self.cfg.cpus);
-                let walked = self
-                    .open
-                    .iter()
-                    .any(|(a, w)| *a == actor && w & mask != 0);
+                let walked = self.open.iter().any(|(a, w)| *a == actor && w & mask != 0);
                 if walked && (op.read().is_some() || op.written() == Some(0)) {
                     dfs::ghost(G_TWIN, GhostKind::Write);
                     self.atomic[l as usize] = 0;

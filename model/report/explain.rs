@@ -24,7 +24,7 @@ use crate::explore::{
 };
 use crate::observe::monitor::{fmt_outcome, ReaderOutcome, Shared};
 use crate::observe::property::{self, Property};
-use crate::observe::record::{render_columns, Step, LEGEND};
+use crate::observe::record::{render_columns, Step, LEGEND, LEGEND_TREE};
 use crate::protocol::Variant;
 
 /// Everything needed to re-run one failing execution.
@@ -149,9 +149,31 @@ impl Counterexample {
 /// and the legend of the short names.
 pub fn initial_state(cfg: &Config, variant: &str) -> String {
     let vals: Vec<String> = cfg.vals.iter().map(|v| v.to_string()).collect();
-    let legend: Vec<String> = LEGEND.lines().map(|l| format!("  {l}")).collect();
+    let (text, tree) = if cfg.tree.is_empty() {
+        (LEGEND, String::new())
+    } else {
+        let parents: Vec<String> = (0..cfg.tree.len())
+            .map(|i| format!("{}->{}", i + 1, cfg.tree[i]))
+            .collect();
+        let charges: Vec<String> = (0..cfg.cpus)
+            .map(|c| format!("{c}:{}", cfg.charge_of(c)))
+            .collect();
+        let reads: Vec<String> = (0..cfg.readers)
+            .map(|r| format!("{r}:{}", cfg.read_of(r)))
+            .collect();
+        (
+            LEGEND_TREE,
+            format!(
+                "memcgs 0 (root) and child->parent {}; CPU:memcg charged [{}]; reader:memcg read [{}]; ",
+                parents.join(" "),
+                charges.join(" "),
+                reads.join(" ")
+            ),
+        )
+    };
+    let legend: Vec<String> = text.lines().map(|l| format!("  {l}")).collect();
     format!(
-        "{{ {variant}: n = num_online_cpus() = {}; MEMCG_CHARGE_BATCH = {}; thr = agg = 0; \
+        "{{ {variant}: n = num_online_cpus() = {}; MEMCG_CHARGE_BATCH = {}; {tree}thr = agg = 0; \
          S[c] = U[c] = 0; each CPU runs {} __mod_memcg_state() with val = {}; {} reader(s) x {} \
          read(s); periodic work {} }}\nwhere\n{}",
         cfg.cpus,
