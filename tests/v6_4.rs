@@ -123,7 +123,11 @@ fn v6_4_mutants_are_killed_by_their_designated_properties() {
         );
         let r = on_entry(m, name, backend);
         let (verdict, note) = verdict(&r, p);
-        assert_eq!(verdict, Verdict::Violated, "{m} on {name}/{backend}: {note}");
+        assert_eq!(
+            verdict,
+            Verdict::Violated,
+            "{m} on {name}/{backend}: {note}"
+        );
         assert!(note.starts_with(&format!("{}:", p.name())), "{note}");
     }
 }

@@ -63,8 +63,7 @@ pub struct OngoingNeverCleared;
 impl Memcontrol for OngoingNeverCleared {
     v6_4_except!(flush);
     fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
-        if atomic_read(&mm.stats_flush_ongoing) != 0
-            || atomic_xchg(&mm.stats_flush_ongoing, 1) != 0
+        if atomic_read(&mm.stats_flush_ongoing) != 0 || atomic_xchg(&mm.stats_flush_ongoing, 1) != 0
         {
             return false;
         }
