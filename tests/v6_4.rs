@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use memcg_flush_model::check::{run::run, RunResult, RunSpec, Sizes, Suite, Verdict};
+use memcg_flush_model::check::{Sizes, Suite, Verdict};
 use memcg_flush_model::cli::registry;
-use memcg_flush_model::explore::{Backend, Shard};
+use memcg_flush_model::explore::Backend;
 use memcg_flush_model::measure::bounds::{measure_exhaustive, measure_sampled, timed_configs};
 use memcg_flush_model::observe::coverage::Event;
 use memcg_flush_model::observe::monitor::FLUSH_TIME;
@@ -18,46 +18,12 @@ use memcg_flush_model::{Config, Property};
 
 mod common;
 
-fn on_config(variant: &str, cfg: &Config, backend: Backend) -> RunResult {
-    let spec = RunSpec {
-        variant: variant.into(),
-        entry: "test".into(),
-        cfg: cfg.clone(),
-        backend,
-        budget_secs: 120.0,
-        shard: Shard::default(),
-        collect: false,
-    };
-    run(&spec, &registry(Vec::new()).expect("catalogue")).expect("runs")
-}
+use common::{on_config, on_entry, token, verdict};
 
 fn entry(name: &str) -> (Config, Vec<Backend>) {
     let suite = Suite::standard(&Sizes::default());
     let e = suite.entry(name).expect("known entry");
     (e.cfg.clone(), e.backends.clone())
-}
-
-fn on_entry(variant: &str, name: &str, backend: &str) -> RunResult {
-    let (cfg, backends) = entry(name);
-    let b = backends
-        .into_iter()
-        .find(|b| b.name() == backend)
-        .unwrap_or_else(|| panic!("{name} has no {backend} search"));
-    on_config(variant, &cfg, b)
-}
-
-fn verdict(r: &RunResult, p: Property) -> (Verdict, String) {
-    let v = r
-        .verdict(p)
-        .unwrap_or_else(|| panic!("{p} not judged for {}", r.spec.variant));
-    (v.verdict, v.note.clone().unwrap_or_default())
-}
-
-fn token(out: &str) -> String {
-    out.lines()
-        .find_map(|l| l.strip_prefix("replay: flushcheck replay "))
-        .unwrap_or_else(|| panic!("no replay line in:\n{out}"))
-        .to_string()
 }
 
 #[test]

@@ -10,7 +10,6 @@ use crate::kernel::{
     atomic_read, atomic_set, atomic_xchg, read_once, time_after64, trace_flush_begin,
     trace_flush_end, trace_memcg_flush_stats_ratelimited, write_once,
 };
-use crate::protocol::memcg::ROOT_MEM_CGROUP;
 use crate::protocol::v5_19::{Memcontrol, State, FLUSH_TIME};
 use crate::protocol::v6_4;
 
@@ -87,11 +86,7 @@ impl Memcontrol for ClearBeforeReset {
             return false;
         }
         trace_flush_begin(mm.root_mem_cgroup());
-        write_once(
-            &mm.flush_next_time_once,
-            mm.env.jiffies_64() + 2 * FLUSH_TIME,
-        );
-        self.cgroup_rstat_flush_irqsafe(mm, ROOT_MEM_CGROUP);
+        v6_4::stamp_and_walk(self, mm);
         // MUTANT: the release moved above the reset.
         atomic_set(&mm.stats_flush_ongoing, 0);
         atomic_set(&mm.stats_flush_threshold, 0);

@@ -82,6 +82,14 @@ pub fn do_flush_stats<P: Platform, M: Memcontrol + ?Sized>(code: &M, mm: &State<
 /// so that the trylock's mutants share the rest.
 pub fn flush_ongoing<P: Platform, M: Memcontrol + ?Sized>(code: &M, mm: &State<P>) {
     trace_flush_begin(mm.root_mem_cgroup());
+    stamp_and_walk(code, mm);
+    atomic_set(&mm.stats_flush_threshold, 0);
+    trace_flush_end(mm.root_mem_cgroup());
+}
+
+/// The start of [`flush_ongoing`]: `WRITE_ONCE(flush_next_time)`, then the
+/// walk of the whole tree.
+pub fn stamp_and_walk<P: Platform, M: Memcontrol + ?Sized>(code: &M, mm: &State<P>) {
     write_once(
         &mm.flush_next_time_once,
         mm.env.jiffies_64() + 2 * FLUSH_TIME,
@@ -92,8 +100,6 @@ pub fn flush_ongoing<P: Platform, M: Memcontrol + ?Sized>(code: &M, mm: &State<P
     // out every other memcg flusher, only the rstat flushers of other
     // controllers (not modelled) could use the gap.
     code.cgroup_rstat_flush_irqsafe(mm, ROOT_MEM_CGROUP);
-    atomic_set(&mm.stats_flush_threshold, 0);
-    trace_flush_end(mm.root_mem_cgroup());
 }
 
 /// v6.4's `mem_cgroup_flush_stats_ratelimited()` (the refault path): run
