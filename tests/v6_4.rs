@@ -117,6 +117,19 @@ fn v6_4_holds_no_lost_flush_against_its_twin_on_every_interleaving() {
     assert_eq!(verdict(&r, Property::NoLostFlush).0, Verdict::Holds);
 }
 
+/// The periodic work goes through `do_flush_stats()`, so it too returns at
+/// once while another flush is ongoing: in some executions it skips.
+#[test]
+fn v6_4_periodic_work_is_skipped_while_a_flush_is_ongoing() {
+    let r = on_entry("v6.4", "pair", "shuttle-random");
+    assert!(
+        r.count(Event::PeriodicSkipped) > 0,
+        "the periodic work never skipped"
+    );
+    // And every execution still ends with a flush that sees every update.
+    assert_eq!(verdict(&r, Property::Conservation).0, Verdict::Holds);
+}
+
 /// C9: the race on `flush_next_time` only makes a ratelimited reader flush
 /// earlier. Judged on the suite's entry and on a variation with a late
 /// periodic work and a plain reader beside the ratelimited one; in both,

@@ -48,11 +48,15 @@ pub enum Event {
     /// whole tree was open and had not yet stamped the flush time: the
     /// race on `flush_next_time` that 3cd9992b9302 calls harmless (C9).
     RatelimitedRacedStamp,
+    /// The periodic work found another flush in progress and skipped its
+    /// own (v5.16-v6.7: it goes through the trylock or
+    /// `stats_flush_ongoing`).
+    PeriodicSkipped,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 12] = [
+    pub const ALL: [Event; 13] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -65,6 +69,7 @@ impl Event {
         Event::SecondReset,
         Event::RatelimitedSkip,
         Event::RatelimitedRacedStamp,
+        Event::PeriodicSkipped,
     ];
 
     /// The name used in reports.
@@ -82,6 +87,7 @@ impl Event {
             Event::SecondReset => "second_reset",
             Event::RatelimitedSkip => "ratelimited_skip",
             Event::RatelimitedRacedStamp => "ratelimited_raced_stamp",
+            Event::PeriodicSkipped => "periodic_skipped",
         }
     }
 

@@ -77,6 +77,9 @@ pub struct Happened {
     /// `stats_flush_lock` failed (v5.16-v6.3), or `cgroup_rstat_lock` made
     /// it wait (v6.8 on).
     pub trylock_contended: bool,
+    /// The periodic work found another flush in progress (lost the
+    /// trylock, or found `stats_flush_ongoing` set) and skipped its flush.
+    pub periodic_skipped: bool,
     /// A CPU accounted a batch again after a skip and a reset.
     pub recross_after_reset: bool,
     /// A threshold was reset a second time.
@@ -578,6 +581,7 @@ impl Ghost {
                 if a.idiom == Idiom::SpinTrylock =>
             {
                 h.trylock_contended = true;
+                h.periodic_skipped = actor == Actor::Periodic;
             }
             (Var::Lock(LockName::CgroupRstatLock), Op::CmpXchg { ok: false, .. }, _)
                 if a.idiom == Idiom::SpinLock =>
@@ -588,9 +592,11 @@ impl Ghost {
             // `atomic_read()` or by losing the `atomic_xchg()`.
             (Var::Lock(LockName::StatsFlushOngoing), Op::Read(v), _) if v != 0 => {
                 h.trylock_contended = true;
+                h.periodic_skipped = actor == Actor::Periodic;
             }
             (Var::Lock(LockName::StatsFlushOngoing), Op::Xchg { old, .. }, _) if old != 0 => {
                 h.trylock_contended = true;
+                h.periodic_skipped = actor == Actor::Periodic;
             }
             (Var::FlushTime, Op::Write(_), _) if in_section => {
                 dfs::ghost(G_SECTION, GhostKind::Write);

@@ -260,6 +260,7 @@ impl Monitor {
             (h.update_behind_flusher, Event::UpdateBehindFlusher),
             (h.add_erased_by_reset, Event::AddErasedByReset),
             (h.trylock_contended, Event::TrylockContended),
+            (h.periodic_skipped, Event::PeriodicSkipped),
             (h.recross_after_reset, Event::RecrossAfterReset),
             (h.second_reset, Event::SecondReset),
         ];
