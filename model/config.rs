@@ -44,6 +44,17 @@ pub struct Config {
     /// The memcg each reader reads, cycled over readers. Empty: the root.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read: Vec<u8>,
+    /// How many readers (the first ones) take the ratelimited path,
+    /// `mem_cgroup_flush_stats_ratelimited()` (`_delayed()` before v6.4),
+    /// which flushes only once `jiffies_64` is past `flush_next_time`, as
+    /// the refault path does; the others call `mem_cgroup_flush_stats()`.
+    /// Needs abstract time (`ticks > 0`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ratelimited: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Default for Config {
@@ -63,6 +74,7 @@ impl Default for Config {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: 0,
         }
     }
 }
@@ -85,6 +97,7 @@ impl Config {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: 0,
         }
     }
 
@@ -105,6 +118,7 @@ impl Config {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: 0,
         }
     }
 
@@ -213,6 +227,18 @@ impl Config {
                 self.ticks
             ));
         }
+        if self.ratelimited > self.readers {
+            return Err(format!(
+                "--ratelimited {}: more ratelimited readers than --readers {}",
+                self.ratelimited, self.readers
+            ));
+        }
+        if self.ratelimited > 0 && self.ticks == 0 {
+            return Err(format!(
+                "--ratelimited {}: the ratelimited reader compares jiffies_64 with flush_next_time; add --ticks N",
+                self.ratelimited
+            ));
+        }
         if self.late > 0 && self.ticks == 0 {
             return Err(format!(
                 "--late {}: lateness needs abstract time; add --ticks N",
@@ -296,6 +322,9 @@ impl fmt::Display for Config {
         )?;
         if self.ticks > 0 {
             write!(f, " ticks={} late={}", self.ticks, self.late)?;
+        }
+        if self.ratelimited > 0 {
+            write!(f, " ratelimited={}", self.ratelimited)?;
         }
         let list = |v: &[u8]| {
             v.iter()

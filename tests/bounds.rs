@@ -343,6 +343,7 @@ fn derived_closed_forms() {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: 0,
         })
         .expect("non-negative")
     };

@@ -84,6 +84,7 @@ fn sleep_sets_change_neither_verdicts_nor_maxima() {
         tree: Vec::new(),
         charge: Vec::new(),
         read: Vec::new(),
+        ratelimited: 0,
     };
     let configs = [
         base.clone(),

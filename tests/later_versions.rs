@@ -2,57 +2,20 @@
 //! verdicts, the findings pinned with replayable witnesses, their mutants
 //! killed, and B9's regression against v6.0 (docs/findings.md).
 
-use memcg_flush_model::check::{run::run, RunResult, RunSpec, Sizes, Suite, Verdict};
+use memcg_flush_model::check::{Sizes, Suite, Verdict};
 use memcg_flush_model::cli::registry;
 use memcg_flush_model::explore::{Backend, Shard};
 use memcg_flush_model::{Config, Property};
 
 mod common;
 
-fn on_config(variant: &str, cfg: &Config, backend: Backend) -> RunResult {
-    let spec = RunSpec {
-        variant: variant.into(),
-        entry: "test".into(),
-        cfg: cfg.clone(),
-        backend,
-        budget_secs: 120.0,
-        shard: Shard::default(),
-        collect: false,
-    };
-    run(&spec, &registry(Vec::new()).expect("catalogue")).expect("runs")
-}
-
-fn on_entry(variant: &str, entry: &str, backend: &str) -> RunResult {
-    let suite = Suite::standard(&Sizes::default());
-    let e = suite.entry(entry).expect("known entry");
-    let b = e
-        .backends
-        .iter()
-        .find(|b| b.name() == backend)
-        .unwrap_or_else(|| panic!("{entry} has no {backend} search"))
-        .clone();
-    on_config(variant, &e.cfg, b)
-}
-
-fn verdict(r: &RunResult, p: Property) -> (Verdict, String) {
-    let v = r
-        .verdict(p)
-        .unwrap_or_else(|| panic!("{p} not judged for {}", r.spec.variant));
-    (v.verdict, v.note.clone().unwrap_or_default())
-}
+use common::{on_config, on_entry, token, verdict};
 
 fn random(iterations: usize) -> Backend {
     Backend::ShuttleRandom {
         iterations,
         seed: 1,
     }
-}
-
-fn token(out: &str) -> String {
-    out.lines()
-        .find_map(|l| l.strip_prefix("replay: flushcheck replay "))
-        .unwrap_or_else(|| panic!("no replay line in:\n{out}"))
-        .to_string()
 }
 
 /// The smallest setting of the C12 finding: one CPU charging a child of the

@@ -1,10 +1,13 @@
 //! Litmus tests of the kernel-idiom layer, of the loom behaviour the layer
 //! and the backends work around, and of the LKMM litmus export.
 //!
-//! Two tests pin known loom 0.7.3 gaps, so that a fixed release is noticed:
+//! Three tests pin known loom 0.7.3 gaps, so that a fixed release is noticed:
 //! - `loom_rmw_racing_plain_store_reads_stale_value` (tokio-rs/loom#254,
 //!   #389; fix proposed in PR #391): when it fails, the `NOTE(loom)` swap in
 //!   `kernel::atomic_set` and `spin_unlock` can go.
+//! - `loom_read_or_xchg_trylock_with_plain_unlock_stays_held`: the same bug
+//!   seen through v6.4's `stats_flush_ongoing` idiom; it fails together
+//!   with the first.
 //! - `loom_unbounded_never_reorders_a_load_after_a_later_rmw`
 //!   (tokio-rs/loom#166, #392): when it fails, revisit whether
 //!   `Backend::exhaustive()` may count unbounded loom as exhaustive, and
@@ -18,12 +21,15 @@ use std::time::Duration;
 use memcg_flush_model::cli::registry;
 use memcg_flush_model::explore::Loom;
 use memcg_flush_model::kernel::{
-    atomic_add, atomic_read, atomic_set, spin_trylock_with, spin_unlock, Atomic, LockName, Locked,
-    SpinLock, Var,
+    atomic_add, atomic_read, atomic_set, atomic_xchg, spin_trylock_with, spin_unlock, Atomic,
+    LockName, Locked, SpinLock, Var,
 };
 use memcg_flush_model::measure::bounds::measure_exhaustive;
 use memcg_flush_model::observe::obs::{Access, Actor, Idiom, Op};
 use memcg_flush_model::observe::record::Step;
+use memcg_flush_model::protocol::v5_19::{Memcontrol, State};
+use memcg_flush_model::protocol::v6_4::V6_4;
+use memcg_flush_model::protocol::Env;
 use memcg_flush_model::report::litmus::{export, MAX_VARIABLES};
 use memcg_flush_model::Config;
 
@@ -64,6 +70,140 @@ fn loom_rmw_racing_swap_is_correct() {
         x.swap(0, Relaxed);
     });
     assert_eq!(v, BTreeSet::from([0, 1]));
+}
+
+/// What loom reports for two threads each taking a trylock written as the
+/// kernel writes `stats_flush_ongoing` (v6.4-v6.7): `atomic_read(&f) ||
+/// atomic_xchg(&f, 1)` to take it, `release(&f)` to give it back. Returns
+/// the flag's final values after both joined and the largest number of
+/// threads seen holding it at once.
+fn read_or_xchg_trylock(
+    take: fn(&loom::sync::atomic::AtomicI64) -> bool,
+    release: fn(&loom::sync::atomic::AtomicI64),
+) -> (BTreeSet<i64>, i64) {
+    let seen = Arc::new(Mutex::new((BTreeSet::new(), 0)));
+    let s = seen.clone();
+    loom::model(move || {
+        let f = loom::sync::Arc::new(loom::sync::atomic::AtomicI64::new(0));
+        let inside = loom::sync::Arc::new(loom::sync::atomic::AtomicI64::new(0));
+        let most = Arc::new(Mutex::new(0));
+        let flusher = || {
+            let (f, inside, most) = (f.clone(), inside.clone(), most.clone());
+            loom::thread::spawn(move || {
+                if take(&f) {
+                    let n = inside.fetch_add(1, Relaxed) + 1;
+                    let mut m = most.lock().unwrap();
+                    *m = (*m).max(n);
+                    drop(m);
+                    inside.fetch_sub(1, Relaxed);
+                    release(&f);
+                }
+            })
+        };
+        let (a, b) = (flusher(), flusher());
+        a.join().unwrap();
+        b.join().unwrap();
+        let mut s = s.lock().unwrap();
+        s.0.insert(f.load(Relaxed));
+        s.1 = s.1.max(*most.lock().unwrap());
+    });
+    let r = seen.lock().unwrap().clone();
+    r
+}
+
+/// Raw loom 0.7.3: with a plain store as the release, the loser's
+/// `atomic_xchg()` can read the winner's 1 after the winner's release and
+/// order its own 1 last, so the flag ends set with both threads gone: a
+/// "still held" no C11 execution has (C11 allows only 0). Exclusion itself
+/// holds. Fails once loom fixes its RMW (see the first test).
+#[test]
+fn loom_read_or_xchg_trylock_with_plain_unlock_stays_held() {
+    let (finals, most) = read_or_xchg_trylock(
+        |f| !(f.load(Relaxed) != 0 || f.swap(1, std::sync::atomic::Ordering::AcqRel) != 0),
+        |f| f.store(0, Relaxed),
+    );
+    assert_eq!(most, 1, "two threads inside at once");
+    assert!(finals.contains(&0), "{finals:?}");
+    assert!(
+        finals.contains(&1),
+        "loom no longer leaves the flag set after both threads released it ({finals:?}): \
+         the RMW bug is fixed; drop the NOTE(loom) swap in kernel::atomic_set"
+    );
+}
+
+/// The kernel-idiom layer, as v6.4's `do_flush_stats()` uses it
+/// (`atomic_read`, `atomic_xchg`, `atomic_set`): the flag is clear after
+/// both threads joined in every execution, and never held twice.
+#[test]
+fn stats_flush_ongoing_idiom_is_released_in_every_execution() {
+    let seen = Arc::new(Mutex::new((BTreeSet::new(), 0)));
+    let s = seen.clone();
+    loom::model(move || {
+        let f = loom::sync::Arc::new(Atomic::<Loom>::new(
+            Var::Lock(LockName::StatsFlushOngoing),
+            0,
+        ));
+        let inside = loom::sync::Arc::new(loom::sync::atomic::AtomicI64::new(0));
+        let most = Arc::new(Mutex::new(0));
+        let flusher = || {
+            let (f, inside, most) = (f.clone(), inside.clone(), most.clone());
+            loom::thread::spawn(move || {
+                if atomic_read(&f) != 0 || atomic_xchg(&f, 1) != 0 {
+                    return;
+                }
+                let n = inside.fetch_add(1, Relaxed) + 1;
+                let mut m = most.lock().unwrap();
+                *m = (*m).max(n);
+                drop(m);
+                inside.fetch_sub(1, Relaxed);
+                atomic_set(&f, 0);
+            })
+        };
+        let (a, b) = (flusher(), flusher());
+        a.join().unwrap();
+        b.join().unwrap();
+        let mut s = s.lock().unwrap();
+        s.0.insert(atomic_read(&f));
+        s.1 = s.1.max(*most.lock().unwrap());
+    });
+    let (finals, most) = seen.lock().unwrap().clone();
+    assert_eq!(finals, BTreeSet::from([0]));
+    assert_eq!(most, 1);
+}
+
+/// v6.4's own `do_flush_stats()` under loom: two flushers race, and after
+/// both joined `stats_flush_ongoing` is 0 and the next flush runs, in every
+/// execution. Under the raw loom idiom a flusher after the race could find
+/// the flag still set and skip, which the kernel cannot do.
+#[test]
+fn v6_4_flush_after_a_race_always_runs() {
+    let cfg = Config::default();
+    let seen = Arc::new(Mutex::new(BTreeSet::new()));
+    let s = seen.clone();
+    loom::model(move || {
+        let mm = loom::sync::Arc::new(State::<Loom>::new(Env::new(&cfg)));
+        let flusher = || {
+            let mm = mm.clone();
+            loom::thread::spawn(move || V6_4.__mem_cgroup_flush_stats(&mm))
+        };
+        let (a, b) = (flusher(), flusher());
+        let won = [a.join().unwrap(), b.join().unwrap()];
+        let after = (
+            atomic_read(&mm.stats_flush_ongoing),
+            V6_4.__mem_cgroup_flush_stats(&mm),
+        );
+        s.lock()
+            .unwrap()
+            .insert((won.iter().filter(|w| **w).count(), after));
+    });
+    let seen = seen.lock().unwrap().clone();
+    // One or both win (one after the other), and the flag is always free.
+    assert!(
+        seen.iter().all(|(_, after)| *after == (0, true)),
+        "{seen:?}"
+    );
+    assert!(seen.iter().any(|(won, _)| *won == 1), "{seen:?}");
+    assert!(seen.iter().any(|(won, _)| *won == 2), "{seen:?}");
 }
 
 /// The values thread A's `load(t)` returns over every execution loom runs

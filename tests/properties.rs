@@ -27,6 +27,7 @@ fn cfg() -> Config {
         tree: Vec::new(),
         charge: Vec::new(),
         read: Vec::new(),
+        ratelimited: 0,
     }
 }
 

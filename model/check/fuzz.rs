@@ -120,6 +120,7 @@ pub fn draw(seed: u64, k: u64, b: &Bounds) -> Config {
         tree: Vec::new(),
         charge: Vec::new(),
         read: Vec::new(),
+        ratelimited: 0,
     })
 }
 
@@ -162,6 +163,7 @@ pub fn neighbours(c: &Config) -> Vec<(String, Config)> {
             format!("readers {} -> {}", c.readers, c.readers - 1),
             Config {
                 readers: c.readers - 1,
+                ratelimited: c.ratelimited.min(c.readers - 1),
                 ..c.clone()
             },
         );
@@ -173,6 +175,7 @@ pub fn neighbours(c: &Config) -> Vec<(String, Config)> {
                 periodic: false,
                 ticks: 0,
                 late: 0,
+                ratelimited: 0,
                 ..c.clone()
             },
         );
@@ -183,6 +186,7 @@ pub fn neighbours(c: &Config) -> Vec<(String, Config)> {
             Config {
                 ticks: 0,
                 late: 0,
+                ratelimited: 0,
                 ..c.clone()
             },
         );

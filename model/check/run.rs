@@ -124,6 +124,14 @@ pub fn judged(p: Property, variant: &Variant, cfg: &Config, backend: &Backend) -
     if p == Property::FlushTimeBound && cfg.ticks == 0 {
         return false;
     }
+    // C9 is about v6.4's flush_next_time, read by ratelimited readers, which
+    // need abstract time. (v6.8's flush_last_time is stamped before the
+    // flusher takes the rstat lock, where the monitor sees its flush begin.)
+    if p == Property::RatelimitedSkipJustified
+        && !(cfg.ratelimited > 0 && cfg.ticks > 0 && variant.family == Family::Global)
+    {
+        return false;
+    }
     if p.per_memcg_only() && variant.family != Family::PerMemcg {
         return false;
     }

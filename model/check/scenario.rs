@@ -6,6 +6,7 @@
 //! main:     spawn; the last CPU's updates ------------- join all; read; flush; read
 //! CPU c:    __mod_memcg_state() x updates (the last CPU on main)
 //! reader r: (mem_cgroup_flush_stats(); memcg_page_state()) x reads
+//!           (mem_cgroup_flush_stats_ratelimited() for the first cfg.ratelimited)
 //! periodic: flush_memcg_stats_dwork() once, or every FLUSH_TIME ticks
 //! clock:    jiffies_64 = 1 .. ticks (abstract time only)
 //! ```
@@ -84,7 +85,7 @@ impl Scenario for FlushScenario {
         let readers: Vec<_> = (0..cfg.readers)
             .map(|r| {
                 let (p, t, reads) = (proto.clone(), timer.clone(), cfg.reads);
-                let memcg = cfg.read_of(r);
+                let (memcg, ratelimited) = (cfg.read_of(r), r < cfg.ratelimited);
                 spawn(
                     Actor::Reader(r),
                     Box::new(move || {
@@ -92,7 +93,11 @@ impl Scenario for FlushScenario {
                             if timed {
                                 atomic_add(1, &t.flushing);
                             }
-                            p.mem_cgroup_flush_stats(memcg);
+                            if ratelimited {
+                                p.mem_cgroup_flush_stats_ratelimited(memcg);
+                            } else {
+                                p.mem_cgroup_flush_stats(memcg);
+                            }
                             if timed {
                                 atomic_add(-1, &t.flushing);
                             }

@@ -279,6 +279,16 @@ impl Suite {
                     Config::timed(),
                     vec![s.random(), s.pct()],
                 ),
+                entry(
+                    "timed-ratelimited",
+                    "abstract time, readers on the ratelimited (refault) path: the periodic work every FLUSH_TIME ticks, on time; whether each skip is justified (C9)",
+                    Config {
+                        reads: 3,
+                        ratelimited: 1,
+                        ..Config::timed()
+                    },
+                    vec![s.random(), s.pct()],
+                ),
                 memcg_entry(
                     "memcg-chain",
                     "v6.8 on: root, parent, child; one CPU charging the child three times, a reader of the parent, the periodic root flush",

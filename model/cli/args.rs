@@ -52,6 +52,12 @@ pub struct ConfigArgs {
     /// The memcg each reader reads, cycled over readers [default: 0].
     #[arg(long = "read", value_delimiter = ',')]
     pub read_memcg: Option<Vec<u8>>,
+    /// How many readers (the first ones) take the ratelimited path
+    /// (mem_cgroup_flush_stats_ratelimited(), _delayed() before v6.4),
+    /// which flushes only once jiffies_64 is past flush_next_time; needs
+    /// --ticks [default: 0].
+    #[arg(long, value_name = "N")]
+    pub ratelimited: Option<usize>,
 }
 
 impl ConfigArgs {
@@ -70,6 +76,7 @@ impl ConfigArgs {
             || self.tree.is_some()
             || self.charge.is_some()
             || self.read_memcg.is_some()
+            || self.ratelimited.is_some()
     }
 
     /// The flags applied to `base`.
@@ -91,6 +98,7 @@ impl ConfigArgs {
             tree: self.tree.clone().unwrap_or_else(|| base.tree.clone()),
             charge: self.charge.clone().unwrap_or_else(|| base.charge.clone()),
             read: self.read_memcg.clone().unwrap_or_else(|| base.read.clone()),
+            ratelimited: self.ratelimited.unwrap_or(base.ratelimited),
         }
     }
 

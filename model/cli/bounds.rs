@@ -212,7 +212,9 @@ pub fn table(rows: &[Bound]) -> String {
         "derived = worst case from the arithmetic (docs/findings.md), as stale/since;",
         "<=v5.19 = no_worse_than_baseline: stale is at most v5.19's on the same configuration;",
         "after = the same when a reader that decided to flush reads; C1 = MEMCG_CHARGE_BATCH * nr_cpus;",
-        "age = ticks since the oldest update missing from the aggregate at a read (time modelled only).",
+        "skip = the same when that reader's flush was skipped for another in progress (B7);",
+        "age = ticks since the oldest update missing from the aggregate at a read, at any read / at a",
+        "      read after a skipped flush (time modelled only).",
     ] {
         let _ = writeln!(out, "{line}");
     }
@@ -229,7 +231,7 @@ pub fn table(rows: &[Bound]) -> String {
             let _ = writeln!(out, "\n{cfg}");
             let _ = writeln!(
                 out,
-                "  {:<vw$} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>7} {:>7} {:>3} {:>9} {:>8}",
+                "  {:<vw$} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>4} {:>7} {:>7} {:>5} {:>9} {:>8}",
                 "variant",
                 "stale",
                 "split r/c/s/l",
@@ -239,6 +241,7 @@ pub fn table(rows: &[Bound]) -> String {
                 "ok",
                 "<=v5.19",
                 "after",
+                "skip",
                 "max thr",
                 "RMW/upd",
                 "age",
@@ -268,13 +271,13 @@ pub fn table(rows: &[Bound]) -> String {
             format!("{}+cut", r.executions)
         };
         let age = if r.cfg.ticks > 0 {
-            r.stale_ticks.to_string()
+            format!("{}/{}", r.stale_ticks, r.skip_age)
         } else {
             "-".into()
         };
         let _ = writeln!(
             out,
-            "  {:<vw$} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>7} {:>7.3} {:>3} {:>9} {:>8}",
+            "  {:<vw$} {:>5} {:>13} {:>5} {:>8} {:>4} {:>3} {:>7} {:>5} {:>4} {:>7} {:>7.3} {:>5} {:>9} {:>8}",
             r.variant,
             r.stale_at_no_flush,
             split,
@@ -284,6 +287,7 @@ pub fn table(rows: &[Bound]) -> String {
             yes_no(r.documented_bound_holds()),
             r.no_worse_than_baseline.map_or("-", yes_no),
             r.stale_after_flush_call,
+            r.stale_after_skip,
             r.max_threshold,
             r.rmws_per_update,
             age,
@@ -347,6 +351,13 @@ pub fn witnesses(rows: &[Bound]) -> String {
             r.stale_after_flush_call, r.variant, r.cfg
         );
         show(r, &r.after_witness, head);
+    }
+    for r in rows.iter().filter(|r| r.stale_after_skip > 0) {
+        let head = format!(
+            "a reader whose flush was skipped for another in progress read {} pages stale (B7), for {} at {}",
+            r.stale_after_skip, r.variant, r.cfg
+        );
+        show(r, &r.skip_witness, head);
     }
     for r in rows.iter().filter(|r| !r.ticks_witness.is_empty()) {
         let head = format!(

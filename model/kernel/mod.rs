@@ -28,6 +28,7 @@
 pub mod atomic;
 pub mod lock;
 pub mod percpu;
+pub mod time;
 pub mod trace;
 
 pub use crate::observe::obs::{LockName, Var};
@@ -43,4 +44,8 @@ pub use percpu::{
     smp_processor_id, this_cpu_add_return, this_cpu_add_return_shared, this_cpu_read,
     this_cpu_write, this_cpu_xchg_shared, CpuLocal, PerCpu,
 };
-pub use trace::{trace_flush_begin, trace_flush_end, trace_memcg_flush_stats, Css, CssId};
+pub use time::time_after64;
+pub use trace::{
+    trace_flush_begin, trace_flush_end, trace_memcg_flush_stats,
+    trace_memcg_flush_stats_ratelimited, Css, CssId,
+};

@@ -33,6 +33,27 @@ pub fn trace_memcg_flush_stats<P: Platform>(memcg: &impl Css<P>, needs_flush: bo
     P::emit(|| Obs::Trace(Tp::FlushStats { memcg, needs_flush }));
 }
 
+/// The time gate of a ratelimited reader of `memcg`
+/// (`mem_cgroup_flush_stats_ratelimited()`): `jiffies` is the value of
+/// `jiffies_64` it compared, `due` whether it goes on to
+/// `mem_cgroup_flush_stats()`. Reported right after the gate's last read.
+///
+/// NOTE(kernel): no such tracepoint exists (see [`Tp::FlushRatelimited`]).
+pub fn trace_memcg_flush_stats_ratelimited<P: Platform>(
+    memcg: &impl Css<P>,
+    jiffies: i64,
+    due: bool,
+) {
+    let memcg = memcg.css_id();
+    P::emit(|| {
+        Obs::Trace(Tp::FlushRatelimited {
+            memcg,
+            jiffies,
+            due,
+        })
+    });
+}
+
 /// The start of a flush section: this flusher now holds the right to flush
 /// the subtree of `root` (the trylock, the `ongoing` flag, or entry to a
 /// flush that nobody skips).

@@ -78,6 +78,7 @@ impl HotPath {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            ratelimited: 0,
         }
     }
 }

@@ -65,6 +65,17 @@ pub struct Bound {
     /// A trace reaching `stale_after_flush_call`.
     #[serde(skip)]
     pub after_witness: Vec<Step>,
+    /// B7: largest staleness a reader read after its gate decided to flush
+    /// and its flush was skipped because another was in progress (it lost
+    /// the trylock, or found `stats_flush_ongoing` set, and returned at
+    /// once).
+    pub stale_after_skip: i64,
+    /// A trace reaching `stale_after_skip`.
+    #[serde(skip)]
+    pub skip_witness: Vec<Step>,
+    /// B7 in time: largest age, in ticks, of an update missing from the
+    /// aggregate at such a read (abstract time only; 0 otherwise).
+    pub skip_age: i64,
     /// Largest value of `stats_flush_threshold`.
     pub max_threshold: i64,
     /// Largest age, in ticks, of an update missing from the aggregate at a
@@ -288,6 +299,12 @@ pub fn measure(
             .stale_after_flush_call
             .get()
             .map_or(Vec::new(), |(_, _, w)| w),
+        stale_after_skip: m.stale_after_skipped_flush.value(),
+        skip_witness: m
+            .stale_after_skipped_flush
+            .get()
+            .map_or(Vec::new(), |(_, _, w)| w),
+        skip_age: m.ticks_after_skipped_flush.value(),
         max_threshold: m.max_threshold.value(),
         stale_ticks: m.stale_ticks.value(),
         ticks_witness: m.stale_ticks.get().map_or(Vec::new(), |(_, _, w)| w),
@@ -332,6 +349,11 @@ pub fn measure_sampled(
         best.stale_after_flush_call = runs[1].stale_after_flush_call;
         best.after_witness = runs[1].after_witness.clone();
     }
+    if runs[1].stale_after_skip > best.stale_after_skip {
+        best.stale_after_skip = runs[1].stale_after_skip;
+        best.skip_witness = runs[1].skip_witness.clone();
+    }
+    best.skip_age = runs.iter().map(|r| r.skip_age).max().unwrap_or(0);
     best.max_threshold = runs.iter().map(|r| r.max_threshold).max().unwrap_or(0);
     if runs[1].stale_ticks > best.stale_ticks {
         best.stale_ticks = runs[1].stale_ticks;

@@ -41,11 +41,22 @@ pub enum Event {
     RecrossAfterReset,
     /// A second reset of the threshold in one execution.
     SecondReset,
+    /// A ratelimited reader's time gate said not due, and it skipped the
+    /// flush.
+    RatelimitedSkip,
+    /// A ratelimited reader's time gate found it due while a flush of the
+    /// whole tree was open and had not yet stamped the flush time: the
+    /// race on `flush_next_time` that 3cd9992b9302 calls harmless (C9).
+    RatelimitedRacedStamp,
+    /// The periodic work found another flush in progress and skipped its
+    /// own (v5.16-v6.7: it goes through the trylock or
+    /// `stats_flush_ongoing`).
+    PeriodicSkipped,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 10] = [
+    pub const ALL: [Event; 13] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -56,6 +67,9 @@ impl Event {
         Event::StaleNoFlush,
         Event::RecrossAfterReset,
         Event::SecondReset,
+        Event::RatelimitedSkip,
+        Event::RatelimitedRacedStamp,
+        Event::PeriodicSkipped,
     ];
 
     /// The name used in reports.
@@ -71,6 +85,9 @@ impl Event {
             Event::StaleNoFlush => "stale_no_flush",
             Event::RecrossAfterReset => "recross_after_reset",
             Event::SecondReset => "second_reset",
+            Event::RatelimitedSkip => "ratelimited_skip",
+            Event::RatelimitedRacedStamp => "ratelimited_raced_stamp",
+            Event::PeriodicSkipped => "periodic_skipped",
         }
     }
 
@@ -165,6 +182,14 @@ pub struct Measures {
     /// When a reader that decided to flush reads the statistic (a trylock
     /// loser returns at once and reads whatever is there).
     pub stale_after_flush_call: Max,
+    /// When a reader whose gate decided to flush reads the statistic
+    /// although its flush was skipped: it found another flush in progress
+    /// (lost the trylock or the `stats_flush_ongoing` race) and returned
+    /// at once (B7).
+    pub stale_after_skipped_flush: Max,
+    /// The same in ticks: the age of the oldest update missing from the
+    /// aggregate at that read (abstract time only).
+    pub ticks_after_skipped_flush: Max,
     /// The largest value of the threshold.
     pub max_threshold: Max,
     /// Ticks since the oldest update missing from the aggregate was

@@ -80,6 +80,9 @@ pub struct Happened {
     /// `stats_flush_lock` failed (v5.16-v6.3), or `cgroup_rstat_lock` made
     /// it wait (v6.8 on).
     pub trylock_contended: bool,
+    /// The periodic work found another flush in progress (lost the
+    /// trylock, or found `stats_flush_ongoing` set) and skipped its flush.
+    pub periodic_skipped: bool,
     /// A CPU accounted a batch again after a skip and a reset.
     pub recross_after_reset: bool,
     /// A threshold was reset a second time.
@@ -137,9 +140,14 @@ impl Domain {
 pub struct Section {
     /// The flusher.
     pub actor: Actor,
+    /// The memcg whose subtree it flushes (0: the whole tree).
+    pub root: u8,
     /// The (memcg, CPU) counters its walk has read, one bit each
     /// (`memcg * cpus + cpu`).
     pub walked: u64,
+    /// Whether it has written the flush time (`flush_next_time`,
+    /// `flush_last_time`) yet.
+    pub stamped: bool,
 }
 
 /// The state of a stateful search (see [`Ghost`]'s `Hash`). Left out:
@@ -194,6 +202,10 @@ pub struct Ghost {
     /// Per CPU: (running sum after the update, tick) for every root-level
     /// update.
     pub stamps: Vec<Vec<(i64, i64)>>,
+    /// The latest tick at which a flush section of the whole tree was open
+    /// (abstract time only): when one began, or a tick that passed while
+    /// one was open.
+    pub root_flush_at: Option<i64>,
     /// The threshold domains seen so far.
     pub domains: BTreeMap<Option<u8>, Domain>,
     /// Threshold RMWs by updaters.
@@ -225,13 +237,14 @@ impl std::hash::Hash for Ghost {
             now,
             stamps,
             domains,
+            root_flush_at,
             threshold_rmws: _,
             gate_read: _,
             trigger: _,
             cpus: _,
         } = self;
         (written, agg, open, seen, lost, folded, pending_fold).hash(h);
-        (now, stamps, domains).hash(h);
+        (now, stamps, domains, root_flush_at).hash(h);
     }
 }
 
@@ -251,6 +264,7 @@ impl Ghost {
             pending_fold: Vec::new(),
             now: 0,
             stamps: vec![Vec::new(); cpus],
+            root_flush_at: None,
             domains: BTreeMap::new(),
             threshold_rmws: 0,
             gate_read: Vec::new(),
@@ -433,9 +447,18 @@ impl Ghost {
         let mut h = Happened::default();
         match *obs {
             Obs::Access(a) => self.access(actor, a, timed, &mut h),
-            Obs::Trace(Tp::FlushBegin { .. }) => {
+            Obs::Trace(Tp::FlushBegin { root }) => {
                 dfs::ghost(G_SECTION, GhostKind::Write);
-                self.open.push(Section { actor, walked: 0 });
+                self.open.push(Section {
+                    actor,
+                    root,
+                    walked: 0,
+                    stamped: false,
+                });
+                if timed && root == 0 {
+                    dfs::ghost(G_TIME, GhostKind::Write);
+                    self.root_flush_at = Some(self.now);
+                }
             }
             Obs::Trace(Tp::FlushEnd) => {
                 dfs::ghost(G_SECTION, GhostKind::Write);
@@ -632,15 +655,36 @@ impl Ghost {
                 if a.idiom == Idiom::SpinTrylock =>
             {
                 h.trylock_contended = true;
+                h.periodic_skipped = actor == Actor::Periodic;
             }
             (Var::Lock(LockName::CgroupRstatLock), Op::CmpXchg { ok: false, .. }, _)
                 if a.idiom == Idiom::SpinLock =>
             {
                 h.trylock_contended = true;
             }
+            // v6.4: a flusher found `stats_flush_ongoing` set, by its
+            // `atomic_read()` or by losing the `atomic_xchg()`.
+            (Var::Lock(LockName::StatsFlushOngoing), Op::Read(v), _) if v != 0 => {
+                h.trylock_contended = true;
+                h.periodic_skipped = actor == Actor::Periodic;
+            }
+            (Var::Lock(LockName::StatsFlushOngoing), Op::Xchg { old, .. }, _) if old != 0 => {
+                h.trylock_contended = true;
+                h.periodic_skipped = actor == Actor::Periodic;
+            }
+            (Var::FlushTime, Op::Write(_), _) if in_section => {
+                dfs::ghost(G_SECTION, GhostKind::Write);
+                if let Some(s) = self.open.iter_mut().find(|s| s.actor == actor) {
+                    s.stamped = true;
+                }
+            }
             (Var::Jiffies, Op::Write(t), _) => {
                 dfs::ghost(G_TIME, GhostKind::Write);
                 self.now = t;
+                dfs::ghost(G_SECTION, GhostKind::Read);
+                if self.open.iter().any(|s| s.root == 0) {
+                    self.root_flush_at = Some(t);
+                }
             }
             _ => {}
         }

@@ -121,6 +121,14 @@ impl Shared {
     }
 }
 
+/// Set `actor`'s entry of `v` to `x`.
+fn set_for<T>(v: &mut Vec<(Actor, T)>, actor: Actor, x: T) {
+    match v.iter_mut().find(|(a, _)| *a == actor) {
+        Some(e) => e.1 = x,
+        None => v.push((actor, x)),
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -131,6 +139,9 @@ struct ExecState {
     same_schedule: Option<Box<dyn TwinGate>>,
     outcome: BTreeMap<Actor, ReaderOutcome>,
     decision: Vec<(Actor, bool)>,
+    /// Per reader whose gate last decided to flush: whether it has begun a
+    /// flush section since (`false`: its flush was skipped so far).
+    began: Vec<(Actor, bool)>,
     last_read: Vec<((Actor, u8), i64)>,
     violated: Vec<(Property, String)>,
     quiescent: bool,
@@ -161,6 +172,7 @@ impl Monitor {
             same_schedule,
             outcome: BTreeMap::new(),
             decision: Vec::new(),
+            began: Vec::new(),
             last_read: Vec::new(),
             violated: Vec::new(),
             quiescent: false,
@@ -252,6 +264,7 @@ impl Monitor {
             (h.update_behind_flusher, Event::UpdateBehindFlusher),
             (h.add_erased_by_reset, Event::AddErasedByReset),
             (h.trylock_contended, Event::TrylockContended),
+            (h.periodic_skipped, Event::PeriodicSkipped),
             (h.recross_after_reset, Event::RecrossAfterReset),
             (h.second_reset, Event::SecondReset),
         ];
@@ -273,11 +286,9 @@ impl Monitor {
         let plan = &self.shared.plan;
         let mut out = Vec::new();
         s.ghost.read_all();
-        match s.decision.iter_mut().find(|(a, _)| *a == actor) {
-            Some(d) => d.1 = needs_flush,
-            None => s.decision.push((actor, needs_flush)),
-        }
+        set_for(&mut s.decision, actor, needs_flush);
         if needs_flush {
+            set_for(&mut s.began, actor, false);
             return out;
         }
         let read = s.ghost.gate_read(actor);
@@ -367,9 +378,18 @@ impl Monitor {
             .push((decided.unwrap_or(false), value));
         let m = &self.shared.measures;
         let steps = || self.shared.steps();
+        let began = s.began.iter().find(|(a, _)| *a == actor).map(|(_, b)| *b);
         if decided == Some(true) {
             let written = s.ghost.written_total(memcg);
             m.stale_after_flush_call.offer(written - value, steps);
+            if began == Some(false) {
+                // B7: its flush was skipped for another in progress.
+                m.stale_after_skipped_flush.offer(written - value, steps);
+                if plan.cfg.ticks > 0 {
+                    m.ticks_after_skipped_flush
+                        .offer(s.ghost.stale_ticks(), steps);
+                }
+            }
         }
         if plan.cfg.non_negative() {
             let floor = if actor == Actor::Main {
@@ -420,6 +440,44 @@ impl Monitor {
     }
 }
 
+impl Monitor {
+    /// Check at a ratelimited reader's time gate: a skip must be justified
+    /// by a flush of the whole tree at most `2 * FLUSH_TIME` ticks before
+    /// (C9).
+    fn ratelimited(
+        &self,
+        s: &mut ExecState,
+        actor: Actor,
+        jiffies: i64,
+        due: bool,
+    ) -> Vec<(Property, String)> {
+        let plan = &self.shared.plan;
+        let mut out = Vec::new();
+        s.ghost.read_all();
+        if due {
+            // The race C9 is about: the flush time read before an open
+            // flush of the whole tree stamped it, so the reader goes on to
+            // the threshold gate early.
+            if s.ghost.open.iter().any(|x| x.root == 0 && !x.stamped) {
+                self.shared.coverage.hit(Event::RatelimitedRacedStamp);
+            }
+            return out;
+        }
+        // The read that follows is a read without a flush.
+        set_for(&mut s.decision, actor, false);
+        self.shared.coverage.hit(Event::RatelimitedSkip);
+        let last = s.ghost.root_flush_at;
+        let justified = last.is_some_and(|t| jiffies <= t + 2 * FLUSH_TIME);
+        if plan.sc && plan.cfg.ticks > 0 && !justified {
+            out.push((
+                Property::RatelimitedSkipJustified,
+                property::ratelimited_skip_justified(&actor.to_string(), jiffies, last),
+            ));
+        }
+        out
+    }
+}
+
 impl Sink for Monitor {
     /// The ghost state, both twin gates, the reader decisions and last
     /// reads, which properties this execution violated, and the reader
@@ -435,7 +493,7 @@ impl Sink for Monitor {
                 None => 0u8.hash(&mut h),
             }
         }
-        (&s.decision, &s.last_read, s.quiescent).hash(&mut h);
+        (&s.decision, &s.last_read, s.quiescent, &s.began).hash(&mut h);
         for (p, _) in &s.violated {
             p.hash(&mut h);
         }
@@ -456,7 +514,15 @@ impl Sink for Monitor {
         }
         self.cover(&h);
         self.record(s, actor, &obs, &h);
+        if let Obs::Trace(Tp::FlushBegin { .. }) = obs {
+            if let Some(b) = s.began.iter_mut().find(|(a, _)| *a == actor) {
+                b.1 = true;
+            }
+        }
         let found = match obs {
+            Obs::Trace(Tp::FlushRatelimited { jiffies, due, .. }) if actor.is_reader() => {
+                self.ratelimited(s, actor, jiffies, due)
+            }
             Obs::Trace(Tp::FlushStats { memcg, needs_flush }) if actor.is_reader() => {
                 self.decision(s, actor, memcg, needs_flush)
             }

@@ -337,6 +337,20 @@ pub enum Tp {
     /// The flush section ends (after the threshold reset, before the
     /// exclusion is released).
     FlushEnd,
+    /// The ratelimited reader's time gate on `memcg`: whether
+    /// `jiffies_64`, as it read it, is past the next flush time
+    /// (`mem_cgroup_flush_stats_ratelimited()`, `_delayed()` before v6.4).
+    ///
+    /// NOTE(kernel): no such tracepoint exists; the model reports the
+    /// decision so that properties can judge it.
+    FlushRatelimited {
+        /// The memcg whose statistics the reader wants.
+        memcg: u8,
+        /// The `jiffies_64` value the gate compared.
+        jiffies: i64,
+        /// Whether the gate went on to `mem_cgroup_flush_stats()`.
+        due: bool,
+    },
 }
 
 /// One observation.

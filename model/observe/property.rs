@@ -39,11 +39,13 @@ pub enum Property {
     StatsUpdatesBound,
     /// See [`quiescent_read_exact`] (B9).
     QuiescentReadExact,
+    /// See [`ratelimited_skip_justified`] (C9).
+    RatelimitedSkipJustified,
 }
 
 impl Property {
     /// All properties, in report order.
-    pub const ALL: [Property; 12] = [
+    pub const ALL: [Property; 13] = [
         Property::NoLostFlush,
         Property::Conservation,
         Property::MonotonicReads,
@@ -56,6 +58,7 @@ impl Property {
         Property::AncestorsFlushable,
         Property::StatsUpdatesBound,
         Property::QuiescentReadExact,
+        Property::RatelimitedSkipJustified,
     ];
 
     /// The name used in messages, reports and on the command line.
@@ -73,6 +76,7 @@ impl Property {
             Property::AncestorsFlushable => "ancestors_flushable",
             Property::StatsUpdatesBound => "stats_updates_bound",
             Property::QuiescentReadExact => "quiescent_read_exact",
+            Property::RatelimitedSkipJustified => "ratelimited_skip_justified",
         }
     }
 
@@ -169,6 +173,7 @@ impl Property {
             Property::AncestorsFlushable => Event::AddErasedByReset,
             Property::StatsUpdatesBound => Event::Skip,
             Property::QuiescentReadExact => Event::StaleNoFlush,
+            Property::RatelimitedSkipJustified => Event::RatelimitedRacedStamp,
         }
     }
 
@@ -211,6 +216,9 @@ impl Property {
             Property::QuiescentReadExact => {
                 "a reader that runs after every update has completed reads them all (what LTP memcg_stat_rss expects, B9)"
             }
+            Property::RatelimitedSkipJustified => {
+                "a ratelimited reader skips the flush only if a flush of the whole tree really ran at most 2 * FLUSH_TIME ticks before, so a race on flush_next_time can only make it flush earlier (3cd9992b9302: the races are \"actually harmless, all we might get is the occasional earlier flush\", C9)"
+            }
         }
     }
 
@@ -246,6 +254,9 @@ impl Property {
             }
             Property::QuiescentReadExact => {
                 "all backends: main's read after joining every thread"
+            }
+            Property::RatelimitedSkipJustified => {
+                "shuttle: the jiffies a skipping reader compared against the ticks at which flush sections of the whole tree were open, in execution order; ratelimited readers need abstract time, which runs under shuttle only; global family"
             }
         }
     }
@@ -384,6 +395,19 @@ pub fn flush_time_bound(age: i64, flush_time: i64) -> String {
     format!(
         "flush_time_bound: a read of memcg->vmstats.state misses an update written {age} ticks \
          earlier, more than FLUSH_TIME = {flush_time}"
+    )
+}
+
+/// `ratelimited_skip_justified` (C9): a ratelimited reader skipped at
+/// `jiffies` although no flush of the whole tree ran at or after
+/// `jiffies - 2 * FLUSH_TIME` (`last` is the latest tick one ran, if any).
+pub fn ratelimited_skip_justified(who: &str, jiffies: i64, last: Option<i64>) -> String {
+    let last = last.map_or("no flush of the whole tree has run".to_string(), |t| {
+        format!("the last flush of the whole tree ran at tick {t}")
+    });
+    format!(
+        "ratelimited_skip_justified: {who} skipped the flush at jiffies_64 = {jiffies}, but {last}, \
+         more than 2 * FLUSH_TIME earlier"
     )
 }
 

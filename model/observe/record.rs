@@ -36,7 +36,8 @@ pub const LEGEND: &str = "S[c]  memcg->vmstats_percpu->state[0] on CPU c
 U[c]  stats_updates on CPU c
 thr   stats_flush_threshold
 agg   memcg->vmstats.state[0]
-flush stats_flush_lock; rstat = cgroup_rstat_lock";
+flush stats_flush_lock; rstat = cgroup_rstat_lock
+ongoing stats_flush_ongoing (v6.4-v6.7)";
 
 /// [`LEGEND`] for a memcg tree (v6.8 on): names carry the memcg as `.m`
 /// (no suffix: the root), the threshold is per memcg.
@@ -60,6 +61,9 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
             }
             .into(),
         ),
+        Obs::Trace(Tp::FlushRatelimited { due, .. }) => {
+            Some(if due { "-> due" } else { "-> not due, skip" }.into())
+        }
         Obs::Trace(_) | Obs::UpdateDone { .. } | Obs::Read { .. } | Obs::Final { .. } => None,
         Obs::Quiescent => Some("(all joined)".into()),
     }

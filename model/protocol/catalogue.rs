@@ -16,7 +16,8 @@ use crate::config::Config;
 use crate::observe::property::Property;
 use crate::observe::twin::{GateFactory, GlobalGate, PerMemcgGate};
 use crate::protocol::{
-    benign, mutants, mutants_later, proposal_2026, v5_19, v6_0, v6_17, v6_8, DynModel,
+    benign, mutants, mutants_later, mutants_v6_4, proposal_2026, v5_19, v6_0, v6_17, v6_4, v6_8,
+    DynModel,
 };
 
 /// What a variant is, and so what the matrix expects of it.
@@ -219,6 +220,30 @@ impl Variant {
         .twin("v5.19")
     }
 
+    /// v6.4 (v6.4-v6.7): `stats_flush_ongoing` for `stats_flush_lock`,
+    /// `flush_next_time` with `READ_ONCE`/`WRITE_ONCE`.
+    pub fn v6_4() -> Variant {
+        Variant::new(
+            "v6.4",
+            Kind::Kernel,
+            "3cd9992b9302: stats_flush_ongoing (atomic_read || atomic_xchg) replaces stats_flush_lock",
+            v5_19::model(v6_4::V6_4),
+        )
+        .twin("v6.4-no-skip")
+    }
+
+    /// v6.4's no-skip twin: v6.4 with v5.19's updater.
+    pub fn v6_4_no_skip() -> Variant {
+        Variant::new(
+            "v6.4-no-skip",
+            Kind::Twin,
+            "v6.4 without 873f64b791a2's skip: every batch is added",
+            v5_19::model(v6_4::NoSkip),
+        )
+        .twin("v6.4-no-skip")
+        .gate(GlobalGate::factory)
+    }
+
     /// The benchmark ceiling: per-CPU counting only, periodic flush only.
     pub fn no_global() -> Variant {
         Variant::new(
@@ -323,14 +348,17 @@ impl Variant {
         all
     }
 
-    /// The v5.16-v6.7 family: v5.19, v6.0, their mutants and benign
-    /// rewrites.
+    /// The v5.16-v6.7 family: v5.19, v6.0, v6.4 and its no-skip twin,
+    /// their mutants and benign rewrites.
     pub fn global_family() -> Vec<Variant> {
         let mutant = |name: &str, summary: &str, model| {
             Variant::new(name, Kind::Mutant, summary, model).twin("v5.19")
         };
         let benign = |name: &str, summary: &str, model| {
             Variant::new(name, Kind::Benign, summary, model).twin("v5.19")
+        };
+        let v6_4_mutant = |name: &str, summary: &str, model| {
+            Variant::new(name, Kind::Mutant, summary, model).twin("v6.4-no-skip")
         };
         use Property::*;
         vec![
@@ -423,6 +451,32 @@ impl Variant {
                 v5_19::model(mutants::RelaxedUnlock),
             )
             .killed_by(FlushExclusion, LOOM),
+            Variant::v6_4(),
+            Variant::v6_4_no_skip(),
+            v6_4_mutant(
+                "mutant-v6.4-no-xchg",
+                "v6.4 flusher: the ongoing test is atomic_read() then atomic_set(), no atomic_xchg()",
+                v5_19::model(mutants_v6_4::NoXchg),
+            )
+            .killed_by(FlushExclusion, ALL_CHECKERS),
+            v6_4_mutant(
+                "mutant-v6.4-ongoing-never-cleared",
+                "v6.4 flusher: stats_flush_ongoing is never cleared, so every later flush skips",
+                v5_19::model(mutants_v6_4::OngoingNeverCleared),
+            )
+            .killed_by(Conservation, ALL_CHECKERS),
+            v6_4_mutant(
+                "mutant-v6.4-clear-before-reset",
+                "v6.4 flusher: stats_flush_ongoing cleared before the threshold reset",
+                v5_19::model(mutants_v6_4::ClearBeforeReset),
+            )
+            .killed_by(FlushExclusion, ALL_CHECKERS),
+            v6_4_mutant(
+                "mutant-v6.4-stamp-at-ratelimit",
+                "v6.4 ratelimited reader: stamps flush_next_time itself before the threshold gate",
+                v5_19::model(mutants_v6_4::StampAtRatelimit),
+            )
+            .killed_by(RatelimitedSkipJustified, SAMPLED),
             benign(
                 "benign-cas-skip",
                 "skip test and add fused into a cmpxchg loop",

@@ -4,7 +4,9 @@
 //!
 //! A version is Rust code written with the kernel-idiom layer
 //! ([`crate::kernel`]): [`v5_19`] is mm/memcontrol.c before 873f64b791a2,
-//! [`v6_0`] is v5.19 with that patch. The scenario sees a version only
+//! [`v6_0`] is v5.19 with that patch, [`v6_4`] replaces the flush lock
+//! with the `stats_flush_ongoing` flag, [`v6_8`] moves to per-memcg
+//! thresholds. The scenario sees a version only
 //! through [`Protocol`]: the update path, the reader's gate, a flush, the
 //! periodic work and what a reader reads. Everything else a property needs
 //! comes from observations ([`crate::observe`]).
@@ -21,10 +23,12 @@ pub mod catalogue;
 pub mod memcg;
 pub mod mutants;
 pub mod mutants_later;
+pub mod mutants_v6_4;
 pub mod proposal_2026;
 pub mod v5_19;
 pub mod v6_0;
 pub mod v6_17;
+pub mod v6_4;
 pub mod v6_8;
 
 use std::sync::Arc;
@@ -47,6 +51,12 @@ pub trait Protocol<P: Platform>: Send + Sync + 'static {
     /// Reader path: `mem_cgroup_flush_stats()` for `memcg`: the gate, and
     /// the flush if the gate says so. Returns the gate's decision.
     fn mem_cgroup_flush_stats(&self, memcg: u8) -> bool;
+    /// Ratelimited reader path: `mem_cgroup_flush_stats_ratelimited()`
+    /// (`mem_cgroup_flush_stats_delayed()` before v6.4), which runs
+    /// [`Protocol::mem_cgroup_flush_stats`] only once `jiffies_64` is past
+    /// the next flush time the flushers stamp. Returns the threshold gate's
+    /// decision, or `false` if the time gate said not yet.
+    fn mem_cgroup_flush_stats_ratelimited(&self, memcg: u8) -> bool;
     /// Flush path: an unconditional flush of the whole tree. Returns
     /// whether this call flushed (a flusher that defers to a concurrent one
     /// returns `false`).

@@ -22,8 +22,12 @@
 //! | `stats_updates` | `DEFINE_PER_CPU(unsigned int, stats_updates)` | owner CPU | owner CPU |
 //! | `stats_flush_threshold` | `static atomic_t stats_flush_threshold` | updaters (`atomic_add`), flusher (`atomic_set`) | updaters (v6.0), readers |
 //! | `stats_flush_lock` | `static DEFINE_SPINLOCK(stats_flush_lock)` | flushers | flushers |
-//! | `flush_next_time` | `static u64 flush_next_time` | flusher, under `stats_flush_lock` | (refault path, not modelled) |
+//! | `flush_next_time` | `static u64 flush_next_time` | flusher, under `stats_flush_lock` | ratelimited readers (`mem_cgroup_flush_stats_delayed()`), locklessly: a data race |
 //! | `cgroup_rstat_lock` | `static DEFINE_SPINLOCK(cgroup_rstat_lock)` (rstat.c) | flushers | flushers |
+//!
+//! Two fields are v6.4's and unused before it ([`crate::protocol::v6_4`]):
+//! `stats_flush_ongoing`, and `flush_next_time_once`, the same kernel
+//! variable as `flush_next_time` accessed with `READ_ONCE`/`WRITE_ONCE`.
 
 use std::sync::Arc;
 
@@ -32,8 +36,9 @@ use crossbeam_utils::CachePadded;
 use crate::explore::Platform;
 use crate::kernel::{
     atomic_add, atomic_read, atomic_set, spin_lock, spin_trylock, spin_unlock, this_cpu_add,
-    this_cpu_add_return, this_cpu_write, trace_flush_begin, trace_flush_end,
-    trace_memcg_flush_stats, Atomic, CpuLocal, LockName, Locked, PerCpu, SpinLock, Var,
+    this_cpu_add_return, this_cpu_write, time_after64, trace_flush_begin, trace_flush_end,
+    trace_memcg_flush_stats, trace_memcg_flush_stats_ratelimited, Atomic, CpuLocal, LockName,
+    Locked, PerCpu, SpinLock, Var,
 };
 use crate::protocol::memcg::{self, memcg_tree, MemCgroup, ROOT_MEM_CGROUP};
 use crate::protocol::{DynModel, Env, Model, Protocol};
@@ -42,6 +47,14 @@ use crate::protocol::{DynModel, Env, Model, Protocol};
 ///
 /// NOTE(kernel): `2UL*HZ` in the kernel; a tick stands for a second.
 pub const FLUSH_TIME: i64 = 2;
+
+/// The initial value of `flush_next_time` in model ticks.
+///
+/// NOTE(kernel): the kernel's `flush_next_time` starts at 0 while
+/// `jiffies_64` starts at `INITIAL_JIFFIES`, far above it, so that a
+/// ratelimited reader is due from boot. The model's time starts at 0, so
+/// the field starts one tick earlier to keep that relation.
+pub const FLUSH_NEXT_TIME_INIT: i64 = -1;
 
 /// State a variant may use for data of its own (a per-CPU counter and a
 /// global word), so that a variant written outside the crate needs no new
@@ -70,14 +83,23 @@ pub struct State<P: Platform> {
     /// `stats_flush_lock`.
     pub stats_flush_lock: SpinLock<P>,
     /// `flush_next_time`: a plain `u64` written by flushers under
-    /// `stats_flush_lock`.
+    /// `stats_flush_lock` (v5.18-v6.3).
     ///
-    /// NOTE(kernel): its lockless reader, `mem_cgroup_flush_stats_delayed()`
-    /// on the refault path, is not modelled, so the field is only written.
-    /// It is kept because it is the one piece of plain data that only
-    /// `stats_flush_lock` orders: two flushers not ordered by that lock are
-    /// a write-write race on it, which loom reports.
+    /// It is the one piece of plain data that only `stats_flush_lock`
+    /// orders: two flushers not ordered by that lock are a write-write race
+    /// on it, which loom reports. Its lockless reader,
+    /// [`Memcontrol::mem_cgroup_flush_stats_delayed`], runs only when the
+    /// scenario's readers are ratelimited, which needs abstract time and so
+    /// runs under shuttle only.
     pub flush_next_time: Locked<P>,
+    /// `stats_flush_ongoing` (v6.4-v6.7): an `atomic_t` used as a trylock
+    /// in place of `stats_flush_lock`. Unused before v6.4.
+    pub stats_flush_ongoing: Atomic<P>,
+    /// `flush_next_time` as v6.4-v6.7 access it, with `READ_ONCE` and
+    /// `WRITE_ONCE` (3cd9992b9302): the same kernel variable as
+    /// [`State::flush_next_time`], which v6.4 no longer protects with a
+    /// lock. Unused before v6.4.
+    pub flush_next_time_once: Atomic<P>,
     /// `cgroup_rstat_lock` (kernel/cgroup/rstat.c).
     pub cgroup_rstat_lock: SpinLock<P>,
     /// Room for a variant's own data.
@@ -101,7 +123,9 @@ impl<P: Platform> State<P> {
             }),
             stats_flush_threshold: CachePadded::new(Atomic::new(Var::Threshold { memcg: None }, 0)),
             stats_flush_lock: SpinLock::new(LockName::StatsFlushLock),
-            flush_next_time: Locked::new(Var::FlushTime, 0),
+            flush_next_time: Locked::new(Var::FlushTime, FLUSH_NEXT_TIME_INIT),
+            stats_flush_ongoing: Atomic::new(Var::Lock(LockName::StatsFlushOngoing), 0),
+            flush_next_time_once: Atomic::new(Var::FlushTime, FLUSH_NEXT_TIME_INIT),
             cgroup_rstat_lock: SpinLock::new(LockName::CgroupRstatLock),
             scratch: Scratch {
                 percpu: PerCpu::new(cpus, |cpu| {
@@ -242,6 +266,25 @@ pub trait Memcontrol: Send + Sync + 'static {
         self.__mem_cgroup_flush_stats(mm);
     }
 
+    /// `mem_cgroup_flush_stats_delayed()` (9b3016154c91, v5.18): the
+    /// refault path's reader flushes only once `jiffies_64` is past
+    /// `flush_next_time`, that is, once the periodic flusher is a full
+    /// cycle late. Returns the decision of the threshold gate it then
+    /// runs, or `false` if it is not due.
+    ///
+    /// NOTE(kernel): `flush_next_time` is read plainly and without
+    /// `stats_flush_lock`, as the kernel has it: a data race with the
+    /// flusher's store (3cd9992b9302 added `READ_ONCE`/`WRITE_ONCE` in
+    /// v6.4). loom would report it; the path needs abstract time, which
+    /// runs under shuttle only. The model takes no memcg-specific time: the
+    /// kernel function has no argument either.
+    fn mem_cgroup_flush_stats_delayed<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
+        let jiffies = mm.env.jiffies_64();
+        let due = time_after64(jiffies, mm.flush_next_time.get());
+        trace_memcg_flush_stats_ratelimited(mm.root_mem_cgroup(), jiffies, due);
+        due && self.mem_cgroup_flush_stats(mm, memcg)
+    }
+
     /// `memcg_page_state(memcg, idx)`: see [`memcg::memcg_page_state`].
     fn memcg_page_state<P: Platform>(&self, mm: &State<P>, memcg: u8) -> i64 {
         memcg::memcg_page_state(mm.memcg(memcg))
@@ -266,6 +309,9 @@ impl<M: Memcontrol, P: Platform> Protocol<P> for Running<M, P> {
     }
     fn mem_cgroup_flush_stats(&self, memcg: u8) -> bool {
         self.code.mem_cgroup_flush_stats(&self.mm, memcg)
+    }
+    fn mem_cgroup_flush_stats_ratelimited(&self, memcg: u8) -> bool {
+        self.code.mem_cgroup_flush_stats_delayed(&self.mm, memcg)
     }
     fn flush(&self) -> bool {
         self.code.__mem_cgroup_flush_stats(&self.mm)

@@ -27,12 +27,21 @@ use std::sync::Arc;
 use crate::explore::Platform;
 use crate::kernel::{
     atomic64_add, atomic64_read, atomic64_set, read_once, spin_lock, spin_unlock, this_cpu_add,
-    trace_flush_begin, trace_flush_end, trace_memcg_flush_stats, write_once, Atomic, LockName,
-    SpinLock, Var,
+    time_after64, trace_flush_begin, trace_flush_end, trace_memcg_flush_stats,
+    trace_memcg_flush_stats_ratelimited, write_once, Atomic, LockName, SpinLock, Var,
 };
 use crate::protocol::memcg::{self, memcg_tree, MemCgroup, ROOT_MEM_CGROUP};
 use crate::protocol::v5_19::FLUSH_TIME;
 use crate::protocol::{DynModel, Env, Model, Protocol};
+
+/// The initial value of `flush_last_time` in model ticks.
+///
+/// NOTE(kernel): the kernel's `flush_last_time` starts at 0 while
+/// `jiffies_64` starts at `INITIAL_JIFFIES`, far above it, so that a
+/// ratelimited reader is due from boot; the model's time starts at 0, so
+/// the field starts a full ratelimit period (`2 * FLUSH_TIME`) and one tick
+/// earlier to keep that relation.
+pub const FLUSH_LAST_TIME_INIT: i64 = -2 * FLUSH_TIME - 1;
 
 /// The kernel globals of the v6.8-v7.1 protocol, built fresh for each
 /// execution.
@@ -55,7 +64,7 @@ impl<P: Platform> State<P> {
     pub fn new(env: Env<P>) -> Self {
         State {
             memcgs: memcg_tree(&env.cfg),
-            flush_last_time: Atomic::new(Var::FlushTime, 0),
+            flush_last_time: Atomic::new(Var::FlushTime, FLUSH_LAST_TIME_INIT),
             cgroup_rstat_lock: SpinLock::new(LockName::CgroupRstatLock),
             env,
         }
@@ -228,11 +237,10 @@ pub trait Memcontrol: Send + Sync + 'static {
     /// `mem_cgroup_flush_stats_ratelimited(memcg)`: "Only flush if the
     /// periodic flusher is one full cycle late".
     fn mem_cgroup_flush_stats_ratelimited<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
-        if mm.env.jiffies_64() > read_once(&mm.flush_last_time) + 2 * FLUSH_TIME {
-            self.mem_cgroup_flush_stats(mm, memcg)
-        } else {
-            false
-        }
+        let jiffies = mm.env.jiffies_64();
+        let due = time_after64(jiffies, read_once(&mm.flush_last_time) + 2 * FLUSH_TIME);
+        trace_memcg_flush_stats_ratelimited(mm.memcg(memcg), jiffies, due);
+        due && self.mem_cgroup_flush_stats(mm, memcg)
     }
 
     /// `memcg_page_state(memcg, idx)`: see [`memcg::memcg_page_state`].
@@ -259,6 +267,10 @@ impl<M: Memcontrol, P: Platform> Protocol<P> for Running<M, P> {
     }
     fn mem_cgroup_flush_stats(&self, memcg: u8) -> bool {
         self.code.mem_cgroup_flush_stats(&self.mm, memcg)
+    }
+    fn mem_cgroup_flush_stats_ratelimited(&self, memcg: u8) -> bool {
+        self.code
+            .mem_cgroup_flush_stats_ratelimited(&self.mm, memcg)
     }
     fn flush(&self) -> bool {
         self.code.do_flush_stats(&self.mm, ROOT_MEM_CGROUP);

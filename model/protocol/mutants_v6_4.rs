@@ -1,0 +1,119 @@
+//! Deliberately broken variants of v6.4, each a small code difference from
+//! [`crate::protocol::v6_4`], with the changed line marked `MUTANT:`. They
+//! show that the properties about v6.4's own changes can fail: the
+//! `stats_flush_ongoing` trylock, its release, and the ratelimit stamp.
+//!
+//! Every override that is not the mutant's own change delegates to v6.4.
+
+use crate::explore::Platform;
+use crate::kernel::{
+    atomic_read, atomic_set, atomic_xchg, read_once, time_after64, trace_flush_begin,
+    trace_flush_end, trace_memcg_flush_stats_ratelimited, write_once,
+};
+use crate::protocol::v5_19::{Memcontrol, State, FLUSH_TIME};
+use crate::protocol::v6_4;
+
+/// Delegate the functions v6.4 changed, except `$skip`, to v6.4.
+macro_rules! v6_4_except {
+    (flush) => {
+        fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+            v6_4::memcg_rstat_updated(self, mm, memcg, val);
+        }
+        fn mem_cgroup_flush_stats_delayed<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
+            v6_4::mem_cgroup_flush_stats_ratelimited(self, mm, memcg)
+        }
+    };
+    (ratelimited) => {
+        fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+            v6_4::memcg_rstat_updated(self, mm, memcg, val);
+        }
+        fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
+            v6_4::do_flush_stats(self, mm)
+        }
+    };
+}
+
+/// Flusher: the ongoing test without the `atomic_xchg()`: a flusher that
+/// reads the flag clear sets it with a separate store, so two flushers
+/// that both read it clear both flush.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoXchg;
+
+impl Memcontrol for NoXchg {
+    v6_4_except!(flush);
+    fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
+        // MUTANT: a read and a set for `read || xchg`.
+        if atomic_read(&mm.stats_flush_ongoing) != 0 {
+            return false;
+        }
+        atomic_set(&mm.stats_flush_ongoing, 1);
+        v6_4::flush_ongoing(self, mm);
+        atomic_set(&mm.stats_flush_ongoing, 0);
+        true
+    }
+}
+
+/// Flusher: `stats_flush_ongoing` is never cleared (an early return that
+/// forgets the release): after the first flush every flush is skipped, the
+/// periodic work's included.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OngoingNeverCleared;
+
+impl Memcontrol for OngoingNeverCleared {
+    v6_4_except!(flush);
+    fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
+        if atomic_read(&mm.stats_flush_ongoing) != 0 || atomic_xchg(&mm.stats_flush_ongoing, 1) != 0
+        {
+            return false;
+        }
+        v6_4::flush_ongoing(self, mm);
+        // MUTANT: no atomic_set(&stats_flush_ongoing, 0).
+        true
+    }
+}
+
+/// Flusher: the flag cleared before the threshold reset rather than after
+/// it, so the next flusher can win and walk while this one's reset is
+/// still to land: the reset runs outside the exclusion.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClearBeforeReset;
+
+impl Memcontrol for ClearBeforeReset {
+    v6_4_except!(flush);
+    fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
+        if atomic_read(&mm.stats_flush_ongoing) != 0 || atomic_xchg(&mm.stats_flush_ongoing, 1) != 0
+        {
+            return false;
+        }
+        trace_flush_begin(mm.root_mem_cgroup());
+        v6_4::stamp_and_walk(self, mm);
+        // MUTANT: the release moved above the reset.
+        atomic_set(&mm.stats_flush_ongoing, 0);
+        atomic_set(&mm.stats_flush_threshold, 0);
+        trace_flush_end(mm.root_mem_cgroup());
+        true
+    }
+}
+
+/// Ratelimited reader: a reader that finds the periodic flusher late
+/// stamps `flush_next_time` itself before trying to flush, so that other
+/// ratelimited readers back off (a fix one might write for a thundering
+/// herd on the refault path). When its threshold gate then says no, no
+/// flush runs, yet every ratelimited reader skips for `2 * FLUSH_TIME`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StampAtRatelimit;
+
+impl Memcontrol for StampAtRatelimit {
+    v6_4_except!(ratelimited);
+    fn mem_cgroup_flush_stats_delayed<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
+        let jiffies = mm.env.jiffies_64();
+        let due = time_after64(jiffies, read_once(&mm.flush_next_time_once));
+        trace_memcg_flush_stats_ratelimited(mm.root_mem_cgroup(), jiffies, due);
+        if !due {
+            return false;
+        }
+        // MUTANT: the reader stamps the next flush time, flush or not.
+        write_once(&mm.flush_next_time_once, jiffies + 2 * FLUSH_TIME);
+        self.mem_cgroup_flush_stats(mm, memcg)
+    }
+}
