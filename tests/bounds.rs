@@ -514,9 +514,12 @@ fn per_memcg_exhaustive_maxima_equal_the_derived_ones() {
         );
     };
     for v in ["v6.8", "v6.17", "scaled-2026", "scaled-2026-sqrt"] {
-        pin(0, v, 2, [1, 1, 0, 0], 2, 2);
-        pin(1, v, 4, [2, 2, 0, 0], 4, 4);
-        pin(2, v, 6, [3, 3, 0, 0], 6, 6);
+        // Among equal maxima the split kept is the one with the most lost
+        // pages (a page written but not yet in the per-CPU counter counts
+        // as lost, docs/findings.md section 14).
+        pin(0, v, 2, [0, 1, 0, 1], 2, 2);
+        pin(1, v, 4, [1, 2, 0, 1], 4, 4);
+        pin(2, v, 6, [0, 0, 0, 6], 6, 6);
         pin(3, v, 6, [0, 0, 0, 6], 3, 3);
         pin(4, v, 2, [0, 0, 0, 2], 1, 2);
     }

@@ -149,8 +149,13 @@ impl Counterexample {
 /// and the legend of the short names.
 pub fn initial_state(cfg: &Config, variant: &str) -> String {
     let vals: Vec<String> = cfg.vals.iter().map(|v| v.to_string()).collect();
-    let (text, tree) = if cfg.tree.is_empty() {
+    let per_memcg = crate::protocol::Variant::all()
+        .iter()
+        .any(|v| v.name == variant && v.family == crate::protocol::Family::PerMemcg);
+    let (text, tree) = if cfg.tree.is_empty() && !per_memcg {
         (LEGEND, String::new())
+    } else if cfg.tree.is_empty() {
+        (LEGEND_TREE, "root memcg only; ".to_string())
     } else {
         let parents: Vec<String> = (0..cfg.tree.len())
             .map(|i| format!("{}->{}", i + 1, cfg.tree[i]))
