@@ -23,8 +23,9 @@ use clap::Parser;
 
 use crate::protocol::Variant;
 
-/// Model-check the memcg stats flush protocol (v5.19 vs v6.0, 873f64b791a2)
-/// under loom, shuttle and real threads, and print the verdict matrix.
+/// Model-check the memcg stats flush protocol (v5.19 to v6.17 and the 2026
+/// proposal) under loom, shuttle and real threads, and print the verdict
+/// matrix.
 #[derive(Parser, Debug)]
 #[command(name = "flushcheck", version, args_conflicts_with_subcommands = true)]
 struct Cli {
