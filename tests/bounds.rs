@@ -340,6 +340,8 @@ fn derived_closed_forms() {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            settle: 0,
+            settle_update: false,
         })
         .expect("non-negative")
     };

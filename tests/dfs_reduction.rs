@@ -84,6 +84,8 @@ fn sleep_sets_change_neither_verdicts_nor_maxima() {
         tree: Vec::new(),
         charge: Vec::new(),
         read: Vec::new(),
+        settle: 0,
+        settle_update: false,
     };
     let configs = [
         base.clone(),

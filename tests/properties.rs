@@ -27,6 +27,8 @@ fn cfg() -> Config {
         tree: Vec::new(),
         charge: Vec::new(),
         read: Vec::new(),
+        settle: 0,
+        settle_update: false,
     }
 }
 

@@ -120,6 +120,8 @@ pub fn draw(seed: u64, k: u64, b: &Bounds) -> Config {
         tree: Vec::new(),
         charge: Vec::new(),
         read: Vec::new(),
+        settle: 0,
+        settle_update: false,
     })
 }
 

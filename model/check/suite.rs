@@ -371,6 +371,20 @@ impl Suite {
                     },
                     vec![loom(None), s.dfs()],
                 ),
+                memcg_entry(
+                    "memcg-tree-sb",
+                    "the root alone, one CPU updating twice, the periodic work flushing between: the rstat tree's store-buffering race (issue 11)",
+                    Config {
+                        cpus: 1,
+                        batch: 1,
+                        updates: 2,
+                        vals: vec![1],
+                        readers: 0,
+                        periodic: true,
+                        ..base.clone()
+                    },
+                    vec![loom(None), s.dfs()],
+                ),
             ],
         }
     }

@@ -52,6 +52,14 @@ pub struct ConfigArgs {
     /// The memcg each reader reads, cycled over readers [default: 0].
     #[arg(long = "read", value_delimiter = ',')]
     pub read_memcg: Option<Vec<u8>>,
+    /// Eventual conservation: N more flushes after the final one, the
+    /// aggregate checked after each (issue 11) [default: 0].
+    #[arg(long)]
+    pub settle: Option<usize>,
+    /// After the --settle flushes, one more 1-page update per CPU and one
+    /// more flush: does a later update bring a lost update back?
+    #[arg(long = "settle-update")]
+    pub settle_update: bool,
 }
 
 impl ConfigArgs {
@@ -70,6 +78,8 @@ impl ConfigArgs {
             || self.tree.is_some()
             || self.charge.is_some()
             || self.read_memcg.is_some()
+            || self.settle.is_some()
+            || self.settle_update
     }
 
     /// The flags applied to `base`.
@@ -91,6 +101,8 @@ impl ConfigArgs {
             tree: self.tree.clone().unwrap_or_else(|| base.tree.clone()),
             charge: self.charge.clone().unwrap_or_else(|| base.charge.clone()),
             read: self.read_memcg.clone().unwrap_or_else(|| base.read.clone()),
+            settle: self.settle.unwrap_or(base.settle),
+            settle_update: self.settle_update || base.settle_update,
         }
     }
 

@@ -78,6 +78,8 @@ impl HotPath {
             tree: Vec::new(),
             charge: Vec::new(),
             read: Vec::new(),
+            settle: 0,
+            settle_update: false,
         }
     }
 }

@@ -60,7 +60,11 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
             }
             .into(),
         ),
-        Obs::Trace(_) | Obs::UpdateDone { .. } | Obs::Read { .. } | Obs::Final { .. } => None,
+        Obs::Trace(_)
+        | Obs::UpdateDone { .. }
+        | Obs::Read { .. }
+        | Obs::Final { .. }
+        | Obs::Settled { .. } => None,
         Obs::Quiescent => Some("(all joined)".into()),
     }
 }

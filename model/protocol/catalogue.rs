@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::observe::property::Property;
 use crate::observe::twin::{GateFactory, GlobalGate, PerMemcgGate};
 use crate::protocol::{
-    benign, mutants, mutants_later, proposal_2026, v5_19, v6_0, v6_17, v6_8, DynModel,
+    benign, mutants, mutants_later, proposal_2026, rstat_tree, v5_19, v6_0, v6_17, v6_8, DynModel,
 };
 
 /// What a variant is, and so what the matrix expects of it.
@@ -320,7 +320,64 @@ impl Variant {
         let mut all = Variant::global_family();
         all.extend(Variant::per_memcg_family());
         all.extend(Variant::per_memcg_twins());
+        all.extend(Variant::rstat_tree_family());
         all
+    }
+
+    /// v6.8 with the per-CPU updated tree (issue 11), with and without the
+    /// reverted barrier pair, and a mutant of its flusher.
+    ///
+    /// Without the pair the store-buffering race loses an update under
+    /// loom; `conservation` is a finding there (C4, C15). Under SC
+    /// (shuttle, std) it cannot happen.
+    pub fn rstat_tree_family() -> Vec<Variant> {
+        use Property::*;
+        vec![
+            Variant::new(
+                "v6.8-tree",
+                Kind::Kernel,
+                "v6.8 flushing only what the per-CPU updated tree holds (d8ef4b38cb69: no barriers)",
+                v6_8::model(rstat_tree::TreeV6_8 { smp_mb_pair: false }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-no-skip")
+            .finding(Conservation, LOOM),
+            Variant::new(
+                "v6.8-tree-mb",
+                Kind::Kernel,
+                "v6.8-tree with 9a9e97b2f1f2's smp_mb() pair (reverted in v5.7)",
+                v6_8::model(rstat_tree::TreeV6_8 { smp_mb_pair: true }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-mb-no-skip"),
+            Variant::new(
+                "mutant-tree-read-before-unlink",
+                Kind::Mutant,
+                "flusher: reads the counters, then unlinks the subtree (barriers in)",
+                v6_8::model(rstat_tree::TreeReadBeforeUnlink),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-mb-no-skip")
+            .killed_by(Conservation, ALL_CHECKERS),
+            Variant::new(
+                "v6.8-tree-no-skip",
+                Kind::Twin,
+                "v6.8-tree without the per-level skip: every fold is added",
+                v6_8::model(rstat_tree::TreeNoSkip { smp_mb_pair: false }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-no-skip")
+            .gate(PerMemcgGate::v6_8),
+            Variant::new(
+                "v6.8-tree-mb-no-skip",
+                Kind::Twin,
+                "v6.8-tree-mb without the per-level skip: every fold is added",
+                v6_8::model(rstat_tree::TreeNoSkip { smp_mb_pair: true }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-mb-no-skip")
+            .gate(PerMemcgGate::v6_8),
+        ]
     }
 
     /// The v5.16-v6.7 family: v5.19, v6.0, their mutants and benign

@@ -64,6 +64,7 @@ fn c_name(var: Var) -> Option<String> {
         Var::Lock(LockName::StatsFlushOngoing) => "ongoing".into(),
         Var::Lock(LockName::Other(name)) => name.into(),
         Var::FlushTime => "flush_next_time".into(),
+        Var::UpdatedNext { memcg, cpu } => format!("{}updated_next{cpu}", m(memcg)),
         Var::Other { name, cpu: None } => name.into(),
         Var::Other { name, cpu: Some(c) } => format!("{name}{c}"),
         // v6.8 on: written remotely by the flusher, so shared.
