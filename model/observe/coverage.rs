@@ -41,11 +41,23 @@ pub enum Event {
     RecrossAfterReset,
     /// A second reset of the threshold in one execution.
     SecondReset,
+    /// After every update and the final flush, an aggregate was short of
+    /// the updates (counted once per execution; issue 11).
+    LostAtFinal,
+    /// Of those, one of the `--settle` flushes brought it back.
+    RecoveredByFlush,
+    /// Of those, it was still short after every `--settle` flush.
+    LostAfterSettle,
+    /// Still short after the settle flushes, exact after the later update
+    /// (`--settle-update`) and one more flush.
+    RecoveredByUpdate,
+    /// Still short even after the later update and its flush.
+    LostAfterUpdate,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 10] = [
+    pub const ALL: [Event; 15] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -56,6 +68,11 @@ impl Event {
         Event::StaleNoFlush,
         Event::RecrossAfterReset,
         Event::SecondReset,
+        Event::LostAtFinal,
+        Event::RecoveredByFlush,
+        Event::LostAfterSettle,
+        Event::RecoveredByUpdate,
+        Event::LostAfterUpdate,
     ];
 
     /// The name used in reports.
@@ -71,6 +88,11 @@ impl Event {
             Event::StaleNoFlush => "stale_no_flush",
             Event::RecrossAfterReset => "recross_after_reset",
             Event::SecondReset => "second_reset",
+            Event::LostAtFinal => "lost_at_final",
+            Event::RecoveredByFlush => "recovered_by_flush",
+            Event::LostAfterSettle => "lost_after_settle",
+            Event::RecoveredByUpdate => "recovered_by_update",
+            Event::LostAfterUpdate => "lost_after_update",
         }
     }
 

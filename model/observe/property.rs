@@ -39,11 +39,13 @@ pub enum Property {
     StatsUpdatesBound,
     /// See [`quiescent_read_exact`] (B9).
     QuiescentReadExact,
+    /// See [`eventual_conservation`] (C13, issue 11).
+    EventualConservation,
 }
 
 impl Property {
     /// All properties, in report order.
-    pub const ALL: [Property; 12] = [
+    pub const ALL: [Property; 13] = [
         Property::NoLostFlush,
         Property::Conservation,
         Property::MonotonicReads,
@@ -56,6 +58,7 @@ impl Property {
         Property::AncestorsFlushable,
         Property::StatsUpdatesBound,
         Property::QuiescentReadExact,
+        Property::EventualConservation,
     ];
 
     /// The name used in messages, reports and on the command line.
@@ -73,6 +76,7 @@ impl Property {
             Property::AncestorsFlushable => "ancestors_flushable",
             Property::StatsUpdatesBound => "stats_updates_bound",
             Property::QuiescentReadExact => "quiescent_read_exact",
+            Property::EventualConservation => "eventual_conservation",
         }
     }
 
@@ -123,6 +127,7 @@ impl Property {
                 | Property::FlushExclusion
                 | Property::StatsUpdatesBound
                 | Property::QuiescentReadExact
+                | Property::EventualConservation
         )
     }
 
@@ -169,6 +174,7 @@ impl Property {
             Property::AncestorsFlushable => Event::AddErasedByReset,
             Property::StatsUpdatesBound => Event::Skip,
             Property::QuiescentReadExact => Event::StaleNoFlush,
+            Property::EventualConservation => Event::LostAtFinal,
         }
     }
 
@@ -211,6 +217,9 @@ impl Property {
             Property::QuiescentReadExact => {
                 "a reader that runs after every update has completed reads them all (what LTP memcg_stat_rss expects, B9)"
             }
+            Property::EventualConservation => {
+                "after the updates stop, the final flush and --settle more flushes, the aggregate equals the sum of the updates (rstat, 2025: \"the subsequent flusher will flush those stats\", C13)"
+            }
         }
     }
 
@@ -246,6 +255,9 @@ impl Property {
             }
             Property::QuiescentReadExact => {
                 "all backends: main's read after joining every thread"
+            }
+            Property::EventualConservation => {
+                "all backends, on entries with --settle; loom also under weak memory, the only backend that can show the tree's store-buffering loss"
             }
         }
     }
@@ -289,6 +301,15 @@ pub fn conservation(memcg: u8, aggregate: i64, expected: i64) -> String {
     format!(
         "conservation: after all updates and a final flush, {which} = {aggregate}, \
          but the updates{below} sum to {expected}"
+    )
+}
+
+/// `eventual_conservation`: after `k` more flushes than the final one, an
+/// aggregate still differs from the sum of the updates.
+pub fn eventual_conservation(memcg: u8, k: usize, aggregate: i64, expected: i64) -> String {
+    format!(
+        "eventual_conservation: after all updates, the final flush and {k} more, \
+         memcg {memcg}'s vmstats.state = {aggregate}, but the updates sum to {expected}"
     )
 }
 

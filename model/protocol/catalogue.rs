@@ -341,7 +341,8 @@ impl Variant {
             )
             .per_memcg(batch_times_cpus)
             .twin("v6.8-tree-no-skip")
-            .finding(Conservation, LOOM),
+            .finding(Conservation, LOOM)
+            .finding(EventualConservation, LOOM),
             Variant::new(
                 "v6.8-tree-mb",
                 Kind::Kernel,
@@ -358,7 +359,8 @@ impl Variant {
             )
             .per_memcg(batch_times_cpus)
             .twin("v6.8-tree-mb-no-skip")
-            .killed_by(Conservation, ALL_CHECKERS),
+            .killed_by(Conservation, ALL_CHECKERS)
+            .killed_by(EventualConservation, &["loom", "shuttle-dfs"]),
             Variant::new(
                 "v6.8-tree-no-skip",
                 Kind::Twin,

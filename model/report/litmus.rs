@@ -192,6 +192,51 @@ fn translate(actor: Actor, a: Access) -> Result<Option<Stmt>, String> {
 
 /// The litmus test for `steps`, or why none is exported.
 pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
+    export_noted(name, steps, None)
+}
+
+/// Whether `steps` touch the rstat updated tree ([`Var::UpdatedNext`]).
+pub fn touches_tree(steps: &[Step]) -> bool {
+    steps.iter().any(|s| {
+        matches!(
+            s.access,
+            Some(Access {
+                var: Var::UpdatedNext { .. },
+                ..
+            })
+        )
+    })
+}
+
+/// The rstat tree's store-buffering race alone (issue 11): of `steps`, the
+/// accesses of the updaters and flushers to the per-CPU counters
+/// `state[]`, the trees' `updated_next` words and the per-CPU
+/// `cgroup_rstat_cpu_lock`s. Left out: the thresholds, the aggregate and
+/// `cgroup_rstat_lock` (none orders the two racing accesses of either side),
+/// and main's reads and flushes after joining every thread (a litmus test
+/// has no join).
+pub fn export_tree_race(name: &str, steps: &[Step]) -> Result<String, String> {
+    let slice: Vec<Step> = steps
+        .iter()
+        .filter(|s| s.actor != Actor::Main)
+        .filter(|s| match s.access {
+            Some(Access { var, .. }) => match var {
+                Var::State { .. } | Var::UpdatedNext { .. } => true,
+                Var::Lock(LockName::Other(n)) => n.starts_with("rstat_cpu"),
+                _ => false,
+            },
+            None => false,
+        })
+        .cloned()
+        .collect();
+    export_noted(
+        name,
+        &slice,
+        Some("The slice of the trace on state[], updated_next and the per-CPU rstat locks only."),
+    )
+}
+
+fn export_noted(name: &str, steps: &[Step], note: Option<&str>) -> Result<String, String> {
     let mut per_actor: BTreeMap<Actor, Vec<Stmt>> = BTreeMap::new();
     let mut types: BTreeMap<String, &'static str> = BTreeMap::new();
     for s in steps {
@@ -241,6 +286,9 @@ pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
         out,
         " * the traced one (the C code's tests are not here, only their loads)."
     );
+    if let Some(n) = note {
+        let _ = writeln!(out, " * {n}");
+    }
     let _ = writeln!(out, " *)\n");
     let _ = writeln!(out, "{{}}\n");
     let mut exists = Vec::new();
