@@ -1,0 +1,177 @@
+//! Issue 11: the rstat per-CPU updated tree and its store-buffering race
+//! (C4, C13, C15; docs/findings.md). Per-backend verdicts, the `stays_lost`
+//! counts, the mutant, and the witness's replay and litmus export.
+
+use memcg_flush_model::check::{run::run, RunResult, RunSpec, Sizes, Suite, Verdict};
+use memcg_flush_model::cli::registry;
+use memcg_flush_model::explore::{Backend, Shard};
+use memcg_flush_model::observe::Event;
+use memcg_flush_model::{Config, Property};
+
+mod common;
+
+const ENTRY: &str = "memcg-tree-sb";
+
+fn on_config(variant: &str, cfg: &Config, backend: Backend) -> RunResult {
+    let spec = RunSpec {
+        variant: variant.into(),
+        entry: ENTRY.into(),
+        cfg: cfg.clone(),
+        backend,
+        budget_secs: 120.0,
+        shard: Shard::default(),
+        collect: false,
+    };
+    run(&spec, &registry(Vec::new()).expect("catalogue")).expect("runs")
+}
+
+fn on_entry(variant: &str, backend: &str) -> RunResult {
+    let suite = Suite::standard(&Sizes::default());
+    let e = suite.entry(ENTRY).expect("the tree entry");
+    let b = e
+        .backends
+        .iter()
+        .find(|b| b.name() == backend)
+        .unwrap_or_else(|| panic!("{ENTRY} has no {backend} search"))
+        .clone();
+    on_config(variant, &e.cfg, b)
+}
+
+fn verdict(r: &RunResult, p: Property) -> Verdict {
+    r.verdict(p)
+        .unwrap_or_else(|| panic!("{p} not judged for {}", r.spec.variant))
+        .verdict
+}
+
+fn both(r: &RunResult) -> (Verdict, Verdict) {
+    (
+        verdict(r, Property::Conservation),
+        verdict(r, Property::EventualConservation),
+    )
+}
+
+/// The expected shape: lost under loom without the barrier pair, not with
+/// it; never under SC (every interleaving), with or without it.
+#[test]
+fn per_backend_verdicts_on_the_store_buffering_race() {
+    use Verdict::*;
+    let tree = on_entry("v6.8-tree", "loom");
+    assert_eq!(both(&tree), (Violated, Violated), "{tree:?}");
+    let mb = on_entry("v6.8-tree-mb", "loom");
+    assert_eq!(both(&mb), (Holds, Holds), "{mb:?}");
+    for v in ["v6.8-tree", "v6.8-tree-mb"] {
+        let dfs = on_entry(v, "shuttle-dfs");
+        assert!(dfs.exhaustive, "{v}: the DFS did not finish");
+        assert_eq!(both(&dfs), (Holds, Holds), "{v}: {dfs:?}");
+        // The updater did race with the flusher under SC: the holds is not
+        // vacuous.
+        assert!(dfs.count(Event::UpdateBehindFlusher) > 0, "{v}: {dfs:?}");
+    }
+    // Without the tree (every memcg visited on every CPU), nothing is lost.
+    let flat = on_entry("v6.8", "loom");
+    assert_eq!(both(&flat), (Holds, Holds), "{flat:?}");
+}
+
+/// `stays_lost`: a loss of the race survives every later flush and is
+/// brought back only by a later update of the same memcg on the same CPU
+/// ("temporary inaccuracies", C4; "the subsequent flusher will flush those
+/// stats", C13).
+#[test]
+fn stays_lost_until_the_next_update_on_that_cpu() {
+    let r = on_entry("v6.8-tree", "loom");
+    let lost = r.count(Event::LostAtFinal);
+    assert!(lost > 0, "{r:?}");
+    assert_eq!(r.count(Event::RecoveredByFlush), 0, "{r:?}");
+    assert_eq!(r.count(Event::LostAfterSettle), lost, "{r:?}");
+    assert_eq!(r.count(Event::RecoveredByUpdate), lost, "{r:?}");
+    assert_eq!(r.count(Event::LostAfterUpdate), 0, "{r:?}");
+    let mb = on_entry("v6.8-tree-mb", "loom");
+    assert_eq!(mb.count(Event::LostAtFinal), 0, "{mb:?}");
+}
+
+/// The mutant that reads the counters before unlinking loses an update
+/// under every memory model, barriers or not.
+#[test]
+fn read_before_unlink_is_killed_under_sc_and_loom() {
+    for backend in ["loom", "shuttle-dfs"] {
+        let r = on_entry("mutant-tree-read-before-unlink", backend);
+        assert_eq!(
+            both(&r),
+            (Verdict::Violated, Verdict::Violated),
+            "{backend}: {r:?}"
+        );
+        assert_eq!(r.count(Event::RecoveredByFlush), 0, "{backend}: {r:?}");
+    }
+}
+
+/// The witness replays, and its race exports as the store-buffering litmus
+/// test: the updater writes its counter and then finds its memcg still on
+/// the tree, the flusher unlinks it and then reads the old counter.
+#[test]
+fn the_witness_replays_and_exports_as_store_buffering() {
+    let out = common::flushcheck(&[
+        "explain",
+        "--variant",
+        "v6.8-tree",
+        "--property",
+        "conservation",
+        "--backend",
+        "loom",
+        "--cpus",
+        "1",
+        "--updates",
+        "2",
+        "--val",
+        "1",
+        "--readers",
+        "0",
+        "--periodic",
+    ]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("violated: conservation:"),
+        "{}",
+        out.stdout
+    );
+    // The slice's two threads, in program order.
+    for lines in [
+        [
+            "\tWRITE_ONCE(*state0, 2);",
+            "\tr2 = READ_ONCE(*updated_next0);",
+        ],
+        [
+            "\tWRITE_ONCE(*updated_next0, 0);",
+            "\tspin_unlock(rstat_cpu0);",
+        ],
+    ] {
+        let at = out
+            .stdout
+            .find(lines[0])
+            .unwrap_or_else(|| panic!("no {:?} in:\n{}", lines[0], out.stdout));
+        assert!(
+            out.stdout[at..].contains(lines[1]),
+            "{:?} does not follow {:?}:\n{}",
+            lines[1],
+            lines[0],
+            out.stdout
+        );
+    }
+    // Both loads return the old values: the store-buffering outcome.
+    assert!(
+        out.stdout.contains("0:r2=1") && out.stdout.contains("1:r1=1)"),
+        "{}",
+        out.stdout
+    );
+    let token = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("replay: flushcheck replay "))
+        .unwrap_or_else(|| panic!("no replay line in:\n{}", out.stdout));
+    let again = common::flushcheck(&["replay", token]);
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert!(
+        again.stdout.contains("violated: conservation:"),
+        "{}",
+        again.stdout
+    );
+}
