@@ -55,11 +55,16 @@ fn both(r: &RunResult) -> (Verdict, Verdict) {
 #[test]
 fn per_backend_verdicts_on_the_store_buffering_race() {
     use Verdict::*;
-    let tree = on_entry("v6.8-tree", "loom");
-    assert_eq!(both(&tree), (Violated, Violated), "{tree:?}");
-    let mb = on_entry("v6.8-tree-mb", "loom");
-    assert_eq!(both(&mb), (Holds, Holds), "{mb:?}");
-    for v in ["v6.8-tree", "v6.8-tree-mb"] {
+    for (tree, mb) in [
+        ("v6.8-tree", "v6.8-tree-mb"),
+        ("v6.17-tree", "v6.17-tree-mb"),
+    ] {
+        let r = on_entry(tree, "loom");
+        assert_eq!(both(&r), (Violated, Violated), "{tree}: {r:?}");
+        let r = on_entry(mb, "loom");
+        assert_eq!(both(&r), (Holds, Holds), "{mb}: {r:?}");
+    }
+    for v in ["v6.8-tree", "v6.8-tree-mb", "v6.17-tree", "v6.17-tree-mb"] {
         let dfs = on_entry(v, "shuttle-dfs");
         assert!(dfs.exhaustive, "{v}: the DFS did not finish");
         assert_eq!(both(&dfs), (Holds, Holds), "{v}: {dfs:?}");
@@ -68,8 +73,10 @@ fn per_backend_verdicts_on_the_store_buffering_race() {
         assert!(dfs.count(Event::UpdateBehindFlusher) > 0, "{v}: {dfs:?}");
     }
     // Without the tree (every memcg visited on every CPU), nothing is lost.
-    let flat = on_entry("v6.8", "loom");
-    assert_eq!(both(&flat), (Holds, Holds), "{flat:?}");
+    for v in ["v6.8", "v6.17"] {
+        let flat = on_entry(v, "loom");
+        assert_eq!(both(&flat), (Holds, Holds), "{v}: {flat:?}");
+    }
 }
 
 /// `stays_lost`: a loss of the race survives every later flush and is
@@ -78,15 +85,20 @@ fn per_backend_verdicts_on_the_store_buffering_race() {
 /// stats", C13).
 #[test]
 fn stays_lost_until_the_next_update_on_that_cpu() {
-    let r = on_entry("v6.8-tree", "loom");
-    let lost = r.count(Event::LostAtFinal);
-    assert!(lost > 0, "{r:?}");
-    assert_eq!(r.count(Event::RecoveredByFlush), 0, "{r:?}");
-    assert_eq!(r.count(Event::LostAfterSettle), lost, "{r:?}");
-    assert_eq!(r.count(Event::RecoveredByUpdate), lost, "{r:?}");
-    assert_eq!(r.count(Event::LostAfterUpdate), 0, "{r:?}");
-    let mb = on_entry("v6.8-tree-mb", "loom");
-    assert_eq!(mb.count(Event::LostAtFinal), 0, "{mb:?}");
+    for (tree, mb) in [
+        ("v6.8-tree", "v6.8-tree-mb"),
+        ("v6.17-tree", "v6.17-tree-mb"),
+    ] {
+        let r = on_entry(tree, "loom");
+        let lost = r.count(Event::LostAtFinal);
+        assert!(lost > 0, "{tree}: {r:?}");
+        assert_eq!(r.count(Event::RecoveredByFlush), 0, "{tree}: {r:?}");
+        assert_eq!(r.count(Event::LostAfterSettle), lost, "{tree}: {r:?}");
+        assert_eq!(r.count(Event::RecoveredByUpdate), lost, "{tree}: {r:?}");
+        assert_eq!(r.count(Event::LostAfterUpdate), 0, "{tree}: {r:?}");
+        let r = on_entry(mb, "loom");
+        assert_eq!(r.count(Event::LostAtFinal), 0, "{mb}: {r:?}");
+    }
 }
 
 /// The mutant that reads the counters before unlinking loses an update
@@ -174,4 +186,41 @@ fn the_witness_replays_and_exports_as_store_buffering() {
         "{}",
         again.stdout
     );
+}
+
+/// v6.17's form: the race is on the llist node, and the exported test
+/// starts the list head at NULL (1 in the model's encoding).
+#[test]
+fn the_llist_witness_exports_with_its_head() {
+    let out = common::flushcheck(&[
+        "explain",
+        "--variant",
+        "v6.17-tree",
+        "--property",
+        "conservation",
+        "--backend",
+        "loom",
+        "--cpus",
+        "1",
+        "--updates",
+        "2",
+        "--val",
+        "1",
+        "--readers",
+        "0",
+        "--periodic",
+    ]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    for needle in [
+        "{ lhead_first0=1; }",
+        "\tWRITE_ONCE(*lnode_next0, 0);",
+        "smp_load_acquire(lhead_first0);",
+        "cmpxchg(lnode_next0, 0, 1);",
+    ] {
+        assert!(
+            out.stdout.contains(needle),
+            "no {needle:?} in:\n{}",
+            out.stdout
+        );
+    }
 }

@@ -157,6 +157,21 @@ pub enum Var {
         /// The CPU whose tree it is.
         cpu: u8,
     },
+    /// `css_rstat_cpu(css, cpu)->lnode.next` (v6.17 on), encoded: 0 off
+    /// the list (`next == &lnode`), 1 NULL (claimed, or the tail), `m + 2`
+    /// a pointer to memcg `m`'s node (`ln[c]` in traces).
+    LlistNode {
+        /// The memcg.
+        memcg: u8,
+        /// The CPU whose list it is.
+        cpu: u8,
+    },
+    /// `ss_lhead_cpu(ss, cpu)->first` (v6.17 on): 1 NULL, `m + 2` memcg
+    /// `m`'s node (`lhead[c]`).
+    LlistHead {
+        /// The CPU.
+        cpu: u8,
+    },
     /// A variable a variant adds: a name and, for per-CPU data, the CPU.
     Other {
         /// Name, as the variant's code names it.
@@ -175,7 +190,7 @@ impl Var {
             | Var::Aggregate { memcg }
             | Var::Pending { memcg } => Some(memcg),
             Var::StatsUpdates { memcg, .. } | Var::Threshold { memcg } => memcg,
-            Var::UpdatedNext { memcg, .. } => Some(memcg),
+            Var::UpdatedNext { memcg, .. } | Var::LlistNode { memcg, .. } => Some(memcg),
             _ => None,
         }
     }
@@ -199,6 +214,8 @@ impl Var {
             Var::StatsUpdates { memcg, cpu } => format!("U{}[{cpu}]", om(memcg)),
             Var::Threshold { memcg } => format!("thr{}", om(memcg)),
             Var::UpdatedNext { memcg, cpu } => format!("on{}[{cpu}]", m(memcg)),
+            Var::LlistNode { memcg, cpu } => format!("ln{}[{cpu}]", m(memcg)),
+            Var::LlistHead { cpu } => format!("lhead[{cpu}]"),
             Var::Lock(l) => l.short().to_string(),
             Var::FlushTime => "flush_time".into(),
             Var::Jiffies => "jiffies".into(),
@@ -232,6 +249,10 @@ pub enum Idiom {
     AtomicCmpxchg,
     /// `READ_ONCE()`.
     ReadOnce,
+    /// `smp_load_acquire()`.
+    LoadAcquire,
+    /// `cmpxchg()` / `try_cmpxchg()` on a plain word.
+    Cmpxchg,
     /// `WRITE_ONCE()`.
     WriteOnce,
     /// `__this_cpu_add()` / `this_cpu_add()`.

@@ -16,7 +16,8 @@ use crate::config::Config;
 use crate::observe::property::Property;
 use crate::observe::twin::{GateFactory, GlobalGate, PerMemcgGate};
 use crate::protocol::{
-    benign, mutants, mutants_later, proposal_2026, rstat_tree, v5_19, v6_0, v6_17, v6_8, DynModel,
+    benign, mutants, mutants_later, proposal_2026, rstat_llist, rstat_tree, v5_19, v6_0, v6_17,
+    v6_8, DynModel,
 };
 
 /// What a variant is, and so what the matrix expects of it.
@@ -379,6 +380,46 @@ impl Variant {
             .per_memcg(batch_times_cpus)
             .twin("v6.8-tree-mb-no-skip")
             .gate(PerMemcgGate::v6_8),
+            Variant::new(
+                "v6.17-tree",
+                Kind::Kernel,
+                "v6.17 with the lock-free llist of updated nodes drained into the tree (no barriers, C13)",
+                v6_8::model(rstat_llist::TreeV6_17 { smp_mb_pair: false }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-tree-no-break")
+            .finding(NoLostFlush, SAMPLED)
+            .finding(AncestorsFlushable, SAMPLED)
+            .finding(Conservation, LOOM)
+            .finding(EventualConservation, LOOM),
+            Variant::new(
+                "v6.17-tree-mb",
+                Kind::Kernel,
+                "v6.17-tree with the smp_mb() pair the 2025 comments describe",
+                v6_8::model(rstat_llist::TreeV6_17 { smp_mb_pair: true }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-tree-mb-no-break")
+            .finding(NoLostFlush, SAMPLED)
+            .finding(AncestorsFlushable, SAMPLED),
+            Variant::new(
+                "v6.17-tree-no-break",
+                Kind::Twin,
+                "v6.17-tree without the early break",
+                v6_8::model(rstat_llist::TreeV6_17NoBreak { smp_mb_pair: false }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-tree-no-break")
+            .gate(PerMemcgGate::v6_17),
+            Variant::new(
+                "v6.17-tree-mb-no-break",
+                Kind::Twin,
+                "v6.17-tree-mb without the early break",
+                v6_8::model(rstat_llist::TreeV6_17NoBreak { smp_mb_pair: true }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-tree-mb-no-break")
+            .gate(PerMemcgGate::v6_17),
         ]
     }
 

@@ -22,6 +22,7 @@ pub mod memcg;
 pub mod mutants;
 pub mod mutants_later;
 pub mod proposal_2026;
+pub mod rstat_llist;
 pub mod rstat_tree;
 pub mod v5_19;
 pub mod v6_0;

@@ -60,8 +60,13 @@ pub const ON_TREE: i64 = 1;
 pub struct RstatTree<P: Platform> {
     /// `cgroup_rstat_cpu(cgrp, cpu)->updated_next`, per memcg, per CPU.
     pub updated_next: Vec<PerCpu<Atomic<P>>>,
-    /// `per_cpu(cgroup_rstat_cpu_lock, cpu)` (a raw spinlock).
+    /// `per_cpu(cgroup_rstat_cpu_lock, cpu)` (a raw spinlock; v5.x-v6.14).
     pub cpu_lock: PerCpu<SpinLock<P>>,
+    /// `css_rstat_cpu(css, cpu)->lnode.next`, per memcg, per CPU (v6.17
+    /// on; see [`crate::protocol::rstat_llist`] for the encoding).
+    pub lnode_next: Vec<PerCpu<Atomic<P>>>,
+    /// `ss_lhead_cpu(ss, cpu)->first` (v6.17 on).
+    pub lhead: PerCpu<Atomic<P>>,
 }
 
 impl<P: Platform> RstatTree<P> {
@@ -84,11 +89,30 @@ impl<P: Platform> RstatTree<P> {
                 })
                 .collect(),
             cpu_lock: PerCpu::new(cpus, |cpu| SpinLock::new(LockName::Other(CPU_LOCK[cpu]))),
+            lnode_next: (0..cfg.memcgs() as u8)
+                .map(|memcg| {
+                    PerCpu::new(cpus, |cpu| {
+                        Atomic::new(
+                            Var::LlistNode {
+                                memcg,
+                                cpu: cpu as u8,
+                            },
+                            crate::protocol::rstat_llist::OFF_LIST,
+                        )
+                    })
+                })
+                .collect(),
+            lhead: PerCpu::new(cpus, |cpu| {
+                Atomic::new(
+                    Var::LlistHead { cpu: cpu as u8 },
+                    crate::protocol::rstat_llist::NULL,
+                )
+            }),
         }
     }
 }
 
-fn tree<P: Platform>(mm: &State<P>) -> &RstatTree<P> {
+pub(crate) fn tree<P: Platform>(mm: &State<P>) -> &RstatTree<P> {
     mm.rstat
         .as_ref()
         .expect("model: an rstat-tree implementation must return true from rstat_tree()")
