@@ -85,19 +85,40 @@ fn per_backend_verdicts_on_the_store_buffering_race() {
 /// stats", C13).
 #[test]
 fn stays_lost_until_the_next_update_on_that_cpu() {
-    for (tree, mb) in [
-        ("v6.8-tree", "v6.8-tree-mb"),
-        ("v6.17-tree", "v6.17-tree-mb"),
-    ] {
-        let r = on_entry(tree, "loom");
-        let lost = r.count(Event::LostAtFinal);
-        assert!(lost > 0, "{tree}: {r:?}");
-        assert_eq!(r.count(Event::RecoveredByFlush), 0, "{tree}: {r:?}");
-        assert_eq!(r.count(Event::LostAfterSettle), lost, "{tree}: {r:?}");
-        assert_eq!(r.count(Event::RecoveredByUpdate), lost, "{tree}: {r:?}");
-        assert_eq!(r.count(Event::LostAfterUpdate), 0, "{tree}: {r:?}");
-        let r = on_entry(mb, "loom");
-        assert_eq!(r.count(Event::LostAtFinal), 0, "{mb}: {r:?}");
+    let suite = Suite::standard(&Sizes::default());
+    let entry = suite.entry(ENTRY).expect("the tree entry");
+    let loom = Backend::Loom {
+        preemption_bound: Some(2),
+    };
+    // k = 1 + 2 flushes after the updates (the entry), and 1 + 8.
+    for settle in [entry.cfg.settle, 8] {
+        let cfg = Config {
+            settle,
+            ..entry.cfg.clone()
+        };
+        for (tree, mb) in [
+            ("v6.8-tree", "v6.8-tree-mb"),
+            ("v6.17-tree", "v6.17-tree-mb"),
+        ] {
+            let r = on_config(tree, &cfg, loom.clone());
+            let lost = r.count(Event::LostAtFinal);
+            eprintln!(
+                "{tree} settle {settle}: {} executions, lost_at_final {lost}, recovered_by_flush {}, \
+                 lost_after_settle {}, recovered_by_update {}, lost_after_update {}",
+                r.executions,
+                r.count(Event::RecoveredByFlush),
+                r.count(Event::LostAfterSettle),
+                r.count(Event::RecoveredByUpdate),
+                r.count(Event::LostAfterUpdate),
+            );
+            assert!(lost > 0, "{tree}: {r:?}");
+            assert_eq!(r.count(Event::RecoveredByFlush), 0, "{tree}: {r:?}");
+            assert_eq!(r.count(Event::LostAfterSettle), lost, "{tree}: {r:?}");
+            assert_eq!(r.count(Event::RecoveredByUpdate), lost, "{tree}: {r:?}");
+            assert_eq!(r.count(Event::LostAfterUpdate), 0, "{tree}: {r:?}");
+            let r = on_config(mb, &cfg, loom.clone());
+            assert_eq!(r.count(Event::LostAtFinal), 0, "{mb}: {r:?}");
+        }
     }
 }
 
