@@ -174,7 +174,7 @@ impl Property {
             Property::AncestorsFlushable => Event::AddErasedByReset,
             Property::StatsUpdatesBound => Event::Skip,
             Property::QuiescentReadExact => Event::StaleNoFlush,
-            Property::EventualConservation => Event::LostAtFinal,
+            Property::EventualConservation => Event::UpdateBehindFlusher,
         }
     }
 

@@ -388,7 +388,6 @@ impl Variant {
             )
             .per_memcg(batch_times_cpus)
             .twin("v6.17-tree-no-break")
-            .finding(NoLostFlush, SAMPLED)
             .finding(AncestorsFlushable, SAMPLED)
             .finding(Conservation, LOOM)
             .finding(EventualConservation, LOOM),
@@ -400,7 +399,6 @@ impl Variant {
             )
             .per_memcg(batch_times_cpus)
             .twin("v6.17-tree-mb-no-break")
-            .finding(NoLostFlush, SAMPLED)
             .finding(AncestorsFlushable, SAMPLED),
             Variant::new(
                 "v6.17-tree-no-break",
