@@ -245,3 +245,36 @@ fn the_llist_witness_exports_with_its_head() {
         );
     }
 }
+
+/// `flushcheck bench --barrier` runs the four tree variants on real threads
+/// and reports each rate and the with/without ratios (no timing asserted).
+#[test]
+fn bench_barrier_reports_the_four_tree_variants() {
+    let out = common::flushcheck(&[
+        "bench",
+        "--barrier",
+        "--threads",
+        "1,2",
+        "--updates",
+        "4096",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        for f in [
+            "v6_8_tree",
+            "v6_8_tree_mb",
+            "v6_17_tree",
+            "v6_17_tree_mb",
+            "ratio_v6_8",
+            "ratio_v6_17",
+        ] {
+            assert!(r[f].as_f64().expect(f) > 0.0, "{f}: {r}");
+        }
+    }
+}

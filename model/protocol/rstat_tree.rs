@@ -38,17 +38,19 @@ use crate::kernel::{
 };
 use crate::protocol::v6_8::{Memcontrol, State};
 
-/// The per-CPU lock names (`cgroup_rstat_cpu_lock` of CPU `c`).
-const CPU_LOCK: [&str; 8] = [
-    "rstat_cpu0",
-    "rstat_cpu1",
-    "rstat_cpu2",
-    "rstat_cpu3",
-    "rstat_cpu4",
-    "rstat_cpu5",
-    "rstat_cpu6",
-    "rstat_cpu7",
-];
+/// The name of CPU `cpu`'s `cgroup_rstat_cpu_lock` (`rstat_cpu<c>`), made
+/// once per process for every CPU number the model accepts.
+fn cpu_lock_name(cpu: usize) -> &'static str {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        (0..MAX_CPUS)
+            .map(|c| &*Box::leak(format!("rstat_cpu{c}").into_boxed_str()))
+            .collect()
+    })[cpu]
+}
+
+/// The most CPUs the tree is built for (the benchmark's largest count).
+pub const MAX_CPUS: usize = 1024;
 
 /// The value an on-tree `updated_next` holds.
 ///
@@ -73,7 +75,7 @@ impl<P: Platform> RstatTree<P> {
     /// Every tree empty (`cgroup_rstat_init()`).
     pub fn new(cfg: &crate::config::Config) -> Self {
         let cpus = cfg.cpus;
-        assert!(cpus <= CPU_LOCK.len(), "model: at most 8 CPUs");
+        assert!(cpus <= MAX_CPUS, "model: at most {MAX_CPUS} CPUs");
         RstatTree {
             updated_next: (0..cfg.memcgs() as u8)
                 .map(|memcg| {
@@ -88,7 +90,9 @@ impl<P: Platform> RstatTree<P> {
                     })
                 })
                 .collect(),
-            cpu_lock: PerCpu::new(cpus, |cpu| SpinLock::new(LockName::Other(CPU_LOCK[cpu]))),
+            cpu_lock: PerCpu::new(cpus, |cpu| {
+                SpinLock::new(LockName::Other(cpu_lock_name(cpu)))
+            }),
             lnode_next: (0..cfg.memcgs() as u8)
                 .map(|memcg| {
                     PerCpu::new(cpus, |cpu| {
