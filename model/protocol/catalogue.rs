@@ -325,6 +325,11 @@ impl Variant {
         all
     }
 
+    /// Whether `name` is a variant of [`Variant::rstat_tree_family`].
+    pub fn is_tree_family(name: &str) -> bool {
+        Variant::rstat_tree_family().iter().any(|v| v.name == name)
+    }
+
     /// v6.8 with the per-CPU updated tree (issue 11), with and without the
     /// reverted barrier pair, and a mutant of its flusher.
     ///
