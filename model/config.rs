@@ -51,11 +51,28 @@ pub struct Config {
     /// Needs abstract time (`ticks > 0`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub ratelimited: usize,
+    /// Eventual conservation (issue 11): after the final flush, main runs
+    /// `settle` more flushes of the whole tree, reporting the aggregates
+    /// after each (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub settle: usize,
+    /// After the `settle` flushes, each CPU updates its memcg once more by
+    /// one page, and main flushes once more: does a later update bring a
+    /// lost one back ("temporary inaccuracies", C4)?
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub settle_update: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The most flushes [`Config::settle`] may ask for.
+pub const MAX_SETTLE: usize = 8;
 
 impl Default for Config {
     /// The default: small enough that loom finishes, large enough that v6.0
@@ -75,6 +92,8 @@ impl Default for Config {
             charge: Vec::new(),
             read: Vec::new(),
             ratelimited: 0,
+            settle: 0,
+            settle_update: false,
         }
     }
 }
@@ -98,6 +117,8 @@ impl Config {
             charge: Vec::new(),
             read: Vec::new(),
             ratelimited: 0,
+            settle: 0,
+            settle_update: false,
         }
     }
 
@@ -119,6 +140,8 @@ impl Config {
             charge: Vec::new(),
             read: Vec::new(),
             ratelimited: 0,
+            settle: 0,
+            settle_update: false,
         }
     }
 
@@ -203,6 +226,12 @@ impl Config {
     pub fn validate(&self, max_threads: usize, backend: &str) -> Result<(), String> {
         if self.cpus == 0 {
             return Err("--cpus 0: need at least 1 CPU".into());
+        }
+        if self.settle > MAX_SETTLE {
+            return Err(format!(
+                "--settle {}: at most {MAX_SETTLE} flushes after the final one",
+                self.settle
+            ));
         }
         if self.batch < 1 {
             return Err(format!(

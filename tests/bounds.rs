@@ -344,6 +344,8 @@ fn derived_closed_forms() {
             charge: Vec::new(),
             read: Vec::new(),
             ratelimited: 0,
+            settle: 0,
+            settle_update: false,
         })
         .expect("non-negative")
     };

@@ -13,7 +13,7 @@ use std::time::Duration;
 use memcg_flush_model::check::run::{explore_variant, judge, judged, monitor_plan};
 use memcg_flush_model::cli::registry;
 use memcg_flush_model::explore::{Backend, Outcome, Shard};
-use memcg_flush_model::protocol::{Family, Kind};
+use memcg_flush_model::protocol::{Family, Kind, Variant};
 use memcg_flush_model::{Config, Property};
 
 struct Search {
@@ -85,6 +85,8 @@ fn sleep_sets_change_neither_verdicts_nor_maxima() {
         charge: Vec::new(),
         read: Vec::new(),
         ratelimited: 0,
+        settle: 0,
+        settle_update: false,
     };
     let configs = [
         base.clone(),
@@ -109,10 +111,12 @@ fn sleep_sets_change_neither_verdicts_nor_maxima() {
         .map(|c| (c, Family::Global))
         .chain(per_memcg.iter().map(|c| (c, Family::PerMemcg)))
     {
-        for v in reg
-            .iter()
-            .filter(|v| v.kind != Kind::Bound && v.family == family)
-        {
+        // The tree family's unreduced search spins on the per-CPU rstat
+        // lock past the cap (over 200,000 schedules with the periodic work);
+        // tests/stateful.rs compares it with sleep sets and state caching.
+        for v in reg.iter().filter(|v| {
+            v.kind != Kind::Bound && v.family == family && !Variant::is_tree_family(&v.name)
+        }) {
             let reduced = search(cfg, &v.name, true);
             let full = search(cfg, &v.name, false);
             assert_eq!(reduced.verdicts, full.verdicts, "{} on {cfg}", v.name);

@@ -28,6 +28,8 @@ fn cfg() -> Config {
         charge: Vec::new(),
         read: Vec::new(),
         ratelimited: 0,
+        settle: 0,
+        settle_update: false,
     }
 }
 

@@ -121,6 +121,8 @@ pub fn draw(seed: u64, k: u64, b: &Bounds) -> Config {
         charge: Vec::new(),
         read: Vec::new(),
         ratelimited: 0,
+        settle: 0,
+        settle_update: false,
     })
 }
 

@@ -132,6 +132,9 @@ pub fn judged(p: Property, variant: &Variant, cfg: &Config, backend: &Backend) -
     {
         return false;
     }
+    if p == Property::EventualConservation && cfg.settle == 0 {
+        return false;
+    }
     if p.per_memcg_only() && variant.family != Family::PerMemcg {
         return false;
     }

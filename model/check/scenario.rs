@@ -159,6 +159,7 @@ impl Scenario for FlushScenario {
             let value = proto.memcg_page_state(memcg);
             P::emit(|| Obs::Final { memcg, value });
         }
+        settle(&*proto, cfg);
         monitor.finish();
         P::uninstall();
     }
@@ -186,6 +187,38 @@ fn updates<P: Platform>(p: &dyn Protocol<P>, cfg: &Config, cpu: usize) {
         // The update returned: nothing it computed is live, only the loop
         // counter.
         P::checkpoint_locals(k as u64 + 1);
+    }
+}
+
+/// Eventual conservation (issue 11): `cfg.settle` more flushes of the whole
+/// tree, the aggregates reported after each; then, with
+/// `cfg.settle_update`, one more 1-page update on each CPU (main standing
+/// for that CPU, whose thread has ended) and one more flush.
+fn settle<P: Platform>(p: &dyn Protocol<P>, cfg: &Config) {
+    let report = |flushes: usize| {
+        for memcg in 0..cfg.memcgs() as u8 {
+            let value = p.memcg_page_state(memcg);
+            P::emit(|| Obs::Settled {
+                flushes,
+                memcg,
+                value,
+            });
+        }
+    };
+    for k in 1..=cfg.settle {
+        p.flush();
+        report(k);
+    }
+    if cfg.settle_update {
+        for cpu in 0..cfg.cpus {
+            P::set_actor(Actor::Cpu(cpu));
+            let memcg = cfg.charge_of(cpu);
+            p.mod_memcg_state(memcg, 1);
+            P::emit(|| Obs::UpdateDone { memcg, val: 1 });
+        }
+        P::set_actor(Actor::Main);
+        p.flush();
+        report(cfg.settle + 1);
     }
 }
 

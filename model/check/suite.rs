@@ -381,6 +381,22 @@ impl Suite {
                     },
                     vec![loom(None), s.dfs()],
                 ),
+                memcg_entry(
+                    "memcg-tree-sb",
+                    "the root alone, one CPU updating twice, the periodic work flushing between, then 2 more flushes and a later update: the rstat tree's store-buffering race (issue 11)",
+                    Config {
+                        cpus: 1,
+                        batch: 1,
+                        updates: 2,
+                        vals: vec![1],
+                        readers: 0,
+                        periodic: true,
+                        settle: 2,
+                        settle_update: true,
+                        ..base.clone()
+                    },
+                    vec![loom(Some(2)), s.dfs()],
+                ),
             ],
         }
     }

@@ -58,6 +58,14 @@ pub struct ConfigArgs {
     /// --ticks [default: 0].
     #[arg(long, value_name = "N")]
     pub ratelimited: Option<usize>,
+    /// Eventual conservation: N more flushes after the final one, the
+    /// aggregate checked after each (issue 11) [default: 0].
+    #[arg(long)]
+    pub settle: Option<usize>,
+    /// After the --settle flushes, one more 1-page update per CPU and one
+    /// more flush: does a later update bring a lost update back?
+    #[arg(long = "settle-update")]
+    pub settle_update: bool,
 }
 
 impl ConfigArgs {
@@ -77,6 +85,8 @@ impl ConfigArgs {
             || self.charge.is_some()
             || self.read_memcg.is_some()
             || self.ratelimited.is_some()
+            || self.settle.is_some()
+            || self.settle_update
     }
 
     /// The flags applied to `base`.
@@ -99,6 +109,8 @@ impl ConfigArgs {
             charge: self.charge.clone().unwrap_or_else(|| base.charge.clone()),
             read: self.read_memcg.clone().unwrap_or_else(|| base.read.clone()),
             ratelimited: self.ratelimited.unwrap_or(base.ratelimited),
+            settle: self.settle.unwrap_or(base.settle),
+            settle_update: self.settle_update || base.settle_update,
         }
     }
 

@@ -24,6 +24,11 @@ pub struct BenchArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Measure the rstat tree variants with and without the smp_mb() pair
+    /// (v6.8-tree, v6.8-tree-mb, v6.17-tree, v6.17-tree-mb) instead: the
+    /// price of the barrier reverted in d8ef4b38cb69 (issue 11).
+    #[arg(long)]
+    pub barrier: bool,
 }
 
 /// Run the benchmark.
@@ -46,6 +51,44 @@ pub fn bench(a: &BenchArgs, _registry: &[Variant]) -> Result<ExitCode, String> {
         return Err("--reps 0: need at least 1 round".into());
     }
     let progress = |line: &str| eprintln!("{line}");
+    if a.barrier {
+        let rows = bench::compare_barriers(&a.threads, a.updates, a.reps, &progress);
+        if a.json {
+            print_json(&rows)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        println!(
+            "hot path with the rstat updated tree: {} __mod_memcg_state() per thread, batch {MEMCG_CHARGE_BATCH};",
+            a.updates
+        );
+        println!(
+            "flusher every 2 ms, reader every 100 us; medians of {} interleaved rounds",
+            a.reps
+        );
+        println!(
+            "{:>7} {:>13} {:>13} {:>9} {:>13} {:>13} {:>9}",
+            "threads",
+            "6.8-tree M/s",
+            "+smp_mb M/s",
+            "ratio",
+            "6.17-tree M/s",
+            "+smp_mb M/s",
+            "ratio"
+        );
+        for r in &rows {
+            println!(
+                "{:>7} {:>13.2} {:>13.2} {:>9.3} {:>13.2} {:>13.2} {:>9.3}",
+                r.threads,
+                r.v6_8_tree / 1e6,
+                r.v6_8_tree_mb / 1e6,
+                r.ratio_v6_8,
+                r.v6_17_tree / 1e6,
+                r.v6_17_tree_mb / 1e6,
+                r.ratio_v6_17
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let rows = bench::compare(&a.threads, a.updates, a.reps, &progress);
     if a.json {
         print_json(&rows)?;

@@ -109,6 +109,36 @@ pub fn atomic_cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
     found
 }
 
+/// `smp_load_acquire(p)`: an `Acquire` load.
+pub fn smp_load_acquire<P: Platform>(x: &Atomic<P>) -> i64 {
+    let v = x.a.load(Ordering::Acquire);
+    observe::<P>(x.var, Op::Read(v), Idiom::LoadAcquire);
+    v
+}
+
+/// `cmpxchg(ptr, old, new)` / `try_cmpxchg()` on a plain word (the llist
+/// pointers of v6.17 on): ordered as [`atomic_cmpxchg`], reported as a
+/// plain word's exchange (a litmus test declares the word `int`).
+pub fn cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
+    P::fence(Ordering::SeqCst);
+    let r =
+        v.a.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed);
+    let found = r.unwrap_or_else(|x| x);
+    observe::<P>(
+        v.var,
+        Op::CmpXchg {
+            old: found,
+            new,
+            ok: r.is_ok(),
+        },
+        Idiom::Cmpxchg,
+    );
+    if r.is_ok() {
+        P::fence(Ordering::SeqCst);
+    }
+    found
+}
+
 /// `READ_ONCE(x)`: a `Relaxed` load (loses LKMM dependency ordering).
 pub fn read_once<P: Platform>(x: &Atomic<P>) -> i64 {
     read_once_as(x, Idiom::ReadOnce)

@@ -26,6 +26,7 @@
 //!   preempted by the scheduler of the backend.
 
 pub mod atomic;
+pub mod barrier;
 pub mod lock;
 pub mod percpu;
 pub mod time;
@@ -34,8 +35,9 @@ pub mod trace;
 pub use crate::observe::obs::{LockName, Var};
 pub use atomic::{
     atomic64_add, atomic64_read, atomic64_set, atomic_add, atomic_cmpxchg, atomic_read, atomic_set,
-    atomic_xchg, read_once, this_cpu_add, write_once, Atomic,
+    atomic_xchg, cmpxchg, read_once, smp_load_acquire, this_cpu_add, write_once, Atomic,
 };
+pub use barrier::smp_mb;
 pub use lock::{
     spin_is_locked, spin_lock, spin_trylock, spin_trylock_with, spin_unlock, spin_unlock_with,
     Locked, SpinLock,

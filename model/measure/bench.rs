@@ -79,6 +79,8 @@ impl HotPath {
             charge: Vec::new(),
             read: Vec::new(),
             ratelimited: 0,
+            settle: 0,
+            settle_update: false,
         }
     }
 }
@@ -333,6 +335,69 @@ pub fn compare(
                 rmws_per_million_v5_19: r5,
                 rmws_per_million_v6_0: r6,
                 rmw_cut: 1.0 - r6 / r5,
+            }
+        })
+        .collect()
+}
+
+/// One row of the barrier comparison (issue 11): the tree forms with and
+/// without the `smp_mb()` pair on the hot path.
+#[derive(Clone, Debug, Serialize)]
+pub struct BarrierRow {
+    /// Updater threads.
+    pub threads: usize,
+    /// Median updates per second of `v6.8-tree`.
+    pub v6_8_tree: f64,
+    /// The same for `v6.8-tree-mb`.
+    pub v6_8_tree_mb: f64,
+    /// The same for `v6.17-tree`.
+    pub v6_17_tree: f64,
+    /// The same for `v6.17-tree-mb`.
+    pub v6_17_tree_mb: f64,
+    /// `v6.8-tree-mb` / `v6.8-tree`.
+    pub ratio_v6_8: f64,
+    /// `v6.17-tree-mb` / `v6.17-tree`.
+    pub ratio_v6_17: f64,
+}
+
+/// Measure the tree variants with and without the barrier pair side by
+/// side: `reps` rounds of the four back to back, for every thread count.
+pub fn compare_barriers(
+    threads: &[usize],
+    updates: usize,
+    reps: usize,
+    progress: &dyn Fn(&str),
+) -> Vec<BarrierRow> {
+    let family = Variant::rstat_tree_family();
+    let variants: Vec<Variant> = ["v6.8-tree", "v6.8-tree-mb", "v6.17-tree", "v6.17-tree-mb"]
+        .iter()
+        .map(|n| Variant::find(&family, n).expect("a tree variant"))
+        .collect();
+    threads
+        .iter()
+        .map(|&t| {
+            let hp = HotPath::new(t, updates);
+            let mut samples = vec![Vec::new(); variants.len()];
+            for r in 0..reps.max(1) {
+                for (i, v) in variants.iter().enumerate() {
+                    let m = run(v, &hp);
+                    progress(&format!(
+                        "threads {t} rep {r}: {} {:.1} M updates/s",
+                        v.name,
+                        m.updates_per_sec / 1e6
+                    ));
+                    samples[i].push(m.updates_per_sec);
+                }
+            }
+            let m: Vec<f64> = samples.into_iter().map(median).collect();
+            BarrierRow {
+                threads: t,
+                v6_8_tree: m[0],
+                v6_8_tree_mb: m[1],
+                v6_17_tree: m[2],
+                v6_17_tree_mb: m[3],
+                ratio_v6_8: m[1] / m[0],
+                ratio_v6_17: m[3] / m[2],
             }
         })
         .collect()

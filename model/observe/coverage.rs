@@ -52,11 +52,23 @@ pub enum Event {
     /// own (v5.16-v6.7: it goes through the trylock or
     /// `stats_flush_ongoing`).
     PeriodicSkipped,
+    /// After every update and the final flush, an aggregate was short of
+    /// the updates (counted once per execution; issue 11).
+    LostAtFinal,
+    /// Of those, one of the `--settle` flushes brought it back.
+    RecoveredByFlush,
+    /// Of those, it was still short after every `--settle` flush.
+    LostAfterSettle,
+    /// Still short after the settle flushes, exact after the later update
+    /// (`--settle-update`) and one more flush.
+    RecoveredByUpdate,
+    /// Still short even after the later update and its flush.
+    LostAfterUpdate,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 13] = [
+    pub const ALL: [Event; 18] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -70,6 +82,11 @@ impl Event {
         Event::RatelimitedSkip,
         Event::RatelimitedRacedStamp,
         Event::PeriodicSkipped,
+        Event::LostAtFinal,
+        Event::RecoveredByFlush,
+        Event::LostAfterSettle,
+        Event::RecoveredByUpdate,
+        Event::LostAfterUpdate,
     ];
 
     /// The name used in reports.
@@ -88,6 +105,11 @@ impl Event {
             Event::RatelimitedSkip => "ratelimited_skip",
             Event::RatelimitedRacedStamp => "ratelimited_raced_stamp",
             Event::PeriodicSkipped => "periodic_skipped",
+            Event::LostAtFinal => "lost_at_final",
+            Event::RecoveredByFlush => "recovered_by_flush",
+            Event::LostAfterSettle => "lost_after_settle",
+            Event::RecoveredByUpdate => "recovered_by_update",
+            Event::LostAfterUpdate => "lost_after_update",
         }
     }
 

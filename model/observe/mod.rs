@@ -7,6 +7,7 @@
 //! here reads a protocol's fields.
 
 pub mod coverage;
+pub mod eventual;
 pub mod ghost;
 pub mod monitor;
 pub mod obs;

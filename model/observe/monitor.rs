@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::config::Config;
 use crate::explore::ghost::{Arc, Mutex, MutexGuard, Ordering};
 use crate::observe::coverage::{Coverage, Event, Measures};
+use crate::observe::eventual::Eventual;
 use crate::observe::ghost::{Ghost, Happened};
 use crate::observe::obs::{Access, Actor, Obs, Op, Sink, Tp, Var};
 use crate::observe::property::{self, Property};
@@ -145,6 +146,7 @@ struct ExecState {
     last_read: Vec<((Actor, u8), i64)>,
     violated: Vec<(Property, String)>,
     quiescent: bool,
+    eventual: Eventual,
 }
 
 /// The monitor of one execution.
@@ -176,6 +178,7 @@ impl Monitor {
             last_read: Vec::new(),
             violated: Vec::new(),
             quiescent: false,
+            eventual: Eventual::default(),
         };
         Arc::new(Monitor {
             shared,
@@ -191,7 +194,7 @@ impl Monitor {
     /// End of the execution: file violations, the outcome and the counts.
     /// Panics if the outcome is the plan's target.
     pub fn finish(&self) {
-        let (outcome, violated, rmws) = {
+        let (outcome, violated, rmws, eventual) = {
             let mut s = lock(&self.state);
             let outcome: ReaderOutcome = std::mem::take(&mut s.outcome)
                 .into_values()
@@ -201,6 +204,7 @@ impl Monitor {
                 outcome,
                 std::mem::take(&mut s.violated),
                 s.ghost.threshold_rmws,
+                s.eventual,
             )
         };
         let plan = &self.shared.plan;
@@ -209,6 +213,9 @@ impl Monitor {
             for (p, msg) in violated {
                 v.entry(p).or_insert(msg);
             }
+        }
+        for e in eventual.events(plan.cfg.settle, plan.cfg.settle_update) {
+            self.shared.coverage.hit(e);
         }
         let m = &self.shared.measures;
         // A schedule the exhaustive search pruned ran on unobserved: its
@@ -493,7 +500,14 @@ impl Sink for Monitor {
                 None => 0u8.hash(&mut h),
             }
         }
-        (&s.decision, &s.last_read, s.quiescent, &s.began).hash(&mut h);
+        (
+            &s.decision,
+            &s.last_read,
+            s.quiescent,
+            &s.began,
+            &s.eventual,
+        )
+            .hash(&mut h);
         for (p, _) in &s.violated {
             p.hash(&mut h);
         }
@@ -531,8 +545,25 @@ impl Sink for Monitor {
                 Property::FlushExclusion,
                 property::flush_exclusion(s.ghost.open.len()),
             )],
+            Obs::Settled {
+                flushes,
+                memcg,
+                value,
+            } => {
+                let expected = s.ghost.written_total(memcg);
+                s.eventual.settled(flushes, value != expected);
+                if flushes == self.shared.plan.cfg.settle && value != expected {
+                    vec![(
+                        Property::EventualConservation,
+                        property::eventual_conservation(memcg, flushes, value, expected),
+                    )]
+                } else {
+                    Vec::new()
+                }
+            }
             Obs::Final { memcg, value } => {
                 let expected = s.ghost.written_total(memcg);
+                s.eventual.at_final(value != expected);
                 if value != expected {
                     vec![(
                         Property::Conservation,

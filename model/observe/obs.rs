@@ -148,6 +148,30 @@ pub enum Var {
     /// Flushes in progress, as the scenario's clock sees them (scenario
     /// bookkeeping for abstract time, not kernel state).
     Flushing,
+    /// `cgroup_rstat_cpu(cgrp, cpu)->updated_next` (v5.x-v6.14), or
+    /// `css_rstat_cpu(css, cpu)->lnode.next` (v6.17 on): whether `memcg` is
+    /// on CPU `cpu`'s updated tree (`on[c]` in traces; 0: off the tree).
+    UpdatedNext {
+        /// The memcg.
+        memcg: u8,
+        /// The CPU whose tree it is.
+        cpu: u8,
+    },
+    /// `css_rstat_cpu(css, cpu)->lnode.next` (v6.17 on), encoded: 0 off
+    /// the list (`next == &lnode`), 1 NULL (claimed, or the tail), `m + 2`
+    /// a pointer to memcg `m`'s node (`ln[c]` in traces).
+    LlistNode {
+        /// The memcg.
+        memcg: u8,
+        /// The CPU whose list it is.
+        cpu: u8,
+    },
+    /// `ss_lhead_cpu(ss, cpu)->first` (v6.17 on): 1 NULL, `m + 2` memcg
+    /// `m`'s node (`lhead[c]`).
+    LlistHead {
+        /// The CPU.
+        cpu: u8,
+    },
     /// A variable a variant adds: a name and, for per-CPU data, the CPU.
     Other {
         /// Name, as the variant's code names it.
@@ -166,6 +190,7 @@ impl Var {
             | Var::Aggregate { memcg }
             | Var::Pending { memcg } => Some(memcg),
             Var::StatsUpdates { memcg, .. } | Var::Threshold { memcg } => memcg,
+            Var::UpdatedNext { memcg, .. } | Var::LlistNode { memcg, .. } => Some(memcg),
             _ => None,
         }
     }
@@ -188,6 +213,9 @@ impl Var {
             Var::Pending { memcg } => format!("pend{}", m(memcg)),
             Var::StatsUpdates { memcg, cpu } => format!("U{}[{cpu}]", om(memcg)),
             Var::Threshold { memcg } => format!("thr{}", om(memcg)),
+            Var::UpdatedNext { memcg, cpu } => format!("on{}[{cpu}]", m(memcg)),
+            Var::LlistNode { memcg, cpu } => format!("ln{}[{cpu}]", m(memcg)),
+            Var::LlistHead { cpu } => format!("lhead[{cpu}]"),
             Var::Lock(l) => l.short().to_string(),
             Var::FlushTime => "flush_time".into(),
             Var::Jiffies => "jiffies".into(),
@@ -221,6 +249,10 @@ pub enum Idiom {
     AtomicCmpxchg,
     /// `READ_ONCE()`.
     ReadOnce,
+    /// `smp_load_acquire()`.
+    LoadAcquire,
+    /// `cmpxchg()` / `try_cmpxchg()` on a plain word.
+    Cmpxchg,
     /// `WRITE_ONCE()`.
     WriteOnce,
     /// `__this_cpu_add()` / `this_cpu_add()`.
@@ -382,6 +414,17 @@ pub enum Obs {
     /// The scenario: after the final flush, the aggregate of `memcg` is
     /// `value`.
     Final {
+        /// The memcg.
+        memcg: u8,
+        /// Its aggregate.
+        value: i64,
+    },
+    /// The scenario: after the final flush and `flushes` more flushes of
+    /// the whole tree (`Config::settle`), the aggregate of `memcg` is
+    /// `value`.
+    Settled {
+        /// Flushes after the final one (1 ..= `settle`).
+        flushes: usize,
         /// The memcg.
         memcg: u8,
         /// Its aggregate.

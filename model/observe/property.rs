@@ -41,11 +41,13 @@ pub enum Property {
     QuiescentReadExact,
     /// See [`ratelimited_skip_justified`] (C9).
     RatelimitedSkipJustified,
+    /// See [`eventual_conservation`] (C13, issue 11).
+    EventualConservation,
 }
 
 impl Property {
     /// All properties, in report order.
-    pub const ALL: [Property; 13] = [
+    pub const ALL: [Property; 14] = [
         Property::NoLostFlush,
         Property::Conservation,
         Property::MonotonicReads,
@@ -59,6 +61,7 @@ impl Property {
         Property::StatsUpdatesBound,
         Property::QuiescentReadExact,
         Property::RatelimitedSkipJustified,
+        Property::EventualConservation,
     ];
 
     /// The name used in messages, reports and on the command line.
@@ -77,6 +80,7 @@ impl Property {
             Property::StatsUpdatesBound => "stats_updates_bound",
             Property::QuiescentReadExact => "quiescent_read_exact",
             Property::RatelimitedSkipJustified => "ratelimited_skip_justified",
+            Property::EventualConservation => "eventual_conservation",
         }
     }
 
@@ -127,6 +131,7 @@ impl Property {
                 | Property::FlushExclusion
                 | Property::StatsUpdatesBound
                 | Property::QuiescentReadExact
+                | Property::EventualConservation
         )
     }
 
@@ -174,6 +179,7 @@ impl Property {
             Property::StatsUpdatesBound => Event::Skip,
             Property::QuiescentReadExact => Event::StaleNoFlush,
             Property::RatelimitedSkipJustified => Event::RatelimitedRacedStamp,
+            Property::EventualConservation => Event::UpdateBehindFlusher,
         }
     }
 
@@ -219,6 +225,9 @@ impl Property {
             Property::RatelimitedSkipJustified => {
                 "a ratelimited reader skips the flush only if a flush of the whole tree really ran at most 2 * FLUSH_TIME ticks before, so a race on flush_next_time can only make it flush earlier (3cd9992b9302: the races are \"actually harmless, all we might get is the occasional earlier flush\", C9)"
             }
+            Property::EventualConservation => {
+                "after the updates stop, the final flush and --settle more flushes, the aggregate equals the sum of the updates (rstat, 2025: \"the subsequent flusher will flush those stats\", C13)"
+            }
         }
     }
 
@@ -257,6 +266,9 @@ impl Property {
             }
             Property::RatelimitedSkipJustified => {
                 "shuttle: the jiffies a skipping reader compared against the ticks at which flush sections of the whole tree were open, in execution order; ratelimited readers need abstract time, which runs under shuttle only; global family"
+            }
+            Property::EventualConservation => {
+                "all backends, on entries with --settle; loom also under weak memory, the only backend that can show the tree's store-buffering loss"
             }
         }
     }
@@ -300,6 +312,15 @@ pub fn conservation(memcg: u8, aggregate: i64, expected: i64) -> String {
     format!(
         "conservation: after all updates and a final flush, {which} = {aggregate}, \
          but the updates{below} sum to {expected}"
+    )
+}
+
+/// `eventual_conservation`: after `k` more flushes than the final one, an
+/// aggregate still differs from the sum of the updates.
+pub fn eventual_conservation(memcg: u8, k: usize, aggregate: i64, expected: i64) -> String {
+    format!(
+        "eventual_conservation: after all updates, the final flush and {k} more, \
+         memcg {memcg}'s vmstats.state = {aggregate}, but the updates sum to {expected}"
     )
 }
 

@@ -64,7 +64,11 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
         Obs::Trace(Tp::FlushRatelimited { due, .. }) => {
             Some(if due { "-> due" } else { "-> not due, skip" }.into())
         }
-        Obs::Trace(_) | Obs::UpdateDone { .. } | Obs::Read { .. } | Obs::Final { .. } => None,
+        Obs::Trace(_)
+        | Obs::UpdateDone { .. }
+        | Obs::Read { .. }
+        | Obs::Final { .. }
+        | Obs::Settled { .. } => None,
         Obs::Quiescent => Some("(all joined)".into()),
     }
 }

@@ -16,8 +16,8 @@ use crate::config::Config;
 use crate::observe::property::Property;
 use crate::observe::twin::{GateFactory, GlobalGate, PerMemcgGate};
 use crate::protocol::{
-    benign, mutants, mutants_later, mutants_v6_4, proposal_2026, v5_19, v6_0, v6_17, v6_4, v6_8,
-    DynModel,
+    benign, mutants, mutants_later, mutants_v6_4, proposal_2026, rstat_llist, rstat_tree, v5_19,
+    v6_0, v6_17, v6_4, v6_8, DynModel,
 };
 
 /// What a variant is, and so what the matrix expects of it.
@@ -345,9 +345,113 @@ impl Variant {
         let mut all = Variant::global_family();
         all.extend(Variant::per_memcg_family());
         all.extend(Variant::per_memcg_twins());
+        all.extend(Variant::rstat_tree_family());
         all
     }
 
+    /// Whether `name` is a variant of [`Variant::rstat_tree_family`].
+    pub fn is_tree_family(name: &str) -> bool {
+        Variant::rstat_tree_family().iter().any(|v| v.name == name)
+    }
+
+    /// v6.8 with the per-CPU updated tree (issue 11), with and without the
+    /// reverted barrier pair, and a mutant of its flusher.
+    ///
+    /// Without the pair the store-buffering race loses an update under
+    /// loom; `conservation` is a finding there (C4, C15). Under SC
+    /// (shuttle, std) it cannot happen.
+    pub fn rstat_tree_family() -> Vec<Variant> {
+        use Property::*;
+        vec![
+            Variant::new(
+                "v6.8-tree",
+                Kind::Kernel,
+                "v6.8 flushing only what the per-CPU updated tree holds (d8ef4b38cb69: no barriers)",
+                v6_8::model(rstat_tree::TreeV6_8 { smp_mb_pair: false }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-no-skip")
+            .finding(Conservation, LOOM)
+            .finding(EventualConservation, LOOM),
+            Variant::new(
+                "v6.8-tree-mb",
+                Kind::Kernel,
+                "v6.8-tree with 9a9e97b2f1f2's smp_mb() pair (reverted in v5.7)",
+                v6_8::model(rstat_tree::TreeV6_8 { smp_mb_pair: true }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-mb-no-skip"),
+            Variant::new(
+                "mutant-tree-read-before-unlink",
+                Kind::Mutant,
+                "flusher: reads the counters, then unlinks the subtree (barriers in)",
+                v6_8::model(rstat_tree::TreeReadBeforeUnlink),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-mb-no-skip")
+            .killed_by(Conservation, ALL_CHECKERS)
+            .killed_by(EventualConservation, &["loom", "shuttle-dfs"]),
+            Variant::new(
+                "v6.8-tree-no-skip",
+                Kind::Twin,
+                "v6.8-tree without the per-level skip: every fold is added",
+                v6_8::model(rstat_tree::TreeNoSkip { smp_mb_pair: false }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-no-skip")
+            .gate(PerMemcgGate::v6_8),
+            Variant::new(
+                "v6.8-tree-mb-no-skip",
+                Kind::Twin,
+                "v6.8-tree-mb without the per-level skip: every fold is added",
+                v6_8::model(rstat_tree::TreeNoSkip { smp_mb_pair: true }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.8-tree-mb-no-skip")
+            .gate(PerMemcgGate::v6_8),
+            Variant::new(
+                "v6.17-tree",
+                Kind::Kernel,
+                "v6.17 with the lock-free llist of updated nodes drained into the tree (no barriers, C13)",
+                v6_8::model(rstat_llist::TreeV6_17 { smp_mb_pair: false }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-tree-no-break")
+            .finding(AncestorsFlushable, SAMPLED)
+            .finding(Conservation, LOOM)
+            .finding(EventualConservation, LOOM),
+            Variant::new(
+                "v6.17-tree-mb",
+                Kind::Kernel,
+                "v6.17-tree with the smp_mb() pair the 2025 comments describe",
+                v6_8::model(rstat_llist::TreeV6_17 { smp_mb_pair: true }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-tree-mb-no-break")
+            .finding(AncestorsFlushable, SAMPLED),
+            Variant::new(
+                "v6.17-tree-no-break",
+                Kind::Twin,
+                "v6.17-tree without the early break",
+                v6_8::model(rstat_llist::TreeV6_17NoBreak { smp_mb_pair: false }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-tree-no-break")
+            .gate(PerMemcgGate::v6_17),
+            Variant::new(
+                "v6.17-tree-mb-no-break",
+                Kind::Twin,
+                "v6.17-tree-mb without the early break",
+                v6_8::model(rstat_llist::TreeV6_17NoBreak { smp_mb_pair: true }),
+            )
+            .per_memcg(batch_times_cpus)
+            .twin("v6.17-tree-mb-no-break")
+            .gate(PerMemcgGate::v6_17),
+        ]
+    }
+
+    /// The v5.16-v6.7 family: v5.19, v6.0, their mutants and benign
+    /// rewrites.
     /// The v5.16-v6.7 family: v5.19, v6.0, v6.4 and its no-skip twin,
     /// their mutants and benign rewrites.
     pub fn global_family() -> Vec<Variant> {

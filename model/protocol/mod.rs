@@ -25,6 +25,8 @@ pub mod mutants;
 pub mod mutants_later;
 pub mod mutants_v6_4;
 pub mod proposal_2026;
+pub mod rstat_llist;
+pub mod rstat_tree;
 pub mod v5_19;
 pub mod v6_0;
 pub mod v6_17;

@@ -31,6 +31,7 @@ use crate::kernel::{
     trace_memcg_flush_stats_ratelimited, write_once, Atomic, LockName, SpinLock, Var,
 };
 use crate::protocol::memcg::{self, memcg_tree, MemCgroup, ROOT_MEM_CGROUP};
+use crate::protocol::rstat_tree::RstatTree;
 use crate::protocol::v5_19::FLUSH_TIME;
 use crate::protocol::{DynModel, Env, Model, Protocol};
 
@@ -57,6 +58,10 @@ pub struct State<P: Platform> {
     /// `cgroup_rstat_lock` (v6.8-v6.14), or the memory subsystem's
     /// `rstat_ss_lock` (v6.17 on).
     pub cgroup_rstat_lock: SpinLock<P>,
+    /// The per-CPU updated trees and their `cgroup_rstat_cpu_lock`s, for
+    /// implementations that model them ([`Memcontrol::rstat_tree`]; see
+    /// [`crate::protocol::rstat_tree`]).
+    pub rstat: Option<RstatTree<P>>,
 }
 
 impl<P: Platform> State<P> {
@@ -66,6 +71,7 @@ impl<P: Platform> State<P> {
             memcgs: memcg_tree(&env.cfg),
             flush_last_time: Atomic::new(Var::FlushTime, FLUSH_LAST_TIME_INIT),
             cgroup_rstat_lock: SpinLock::new(LockName::CgroupRstatLock),
+            rstat: None,
             env,
         }
     }
@@ -113,6 +119,13 @@ pub fn mem_cgroup_is_root(memcg: u8) -> bool {
 /// runs, each a default method (see [`crate::protocol::v5_19::Memcontrol`]
 /// for the pattern).
 pub trait Memcontrol: Send + Sync + 'static {
+    /// Whether this implementation models the per-CPU updated tree (its
+    /// state is then built in [`State::rstat`]). v6.8 itself does not: its
+    /// flush visits every memcg on every CPU.
+    fn rstat_tree(&self) -> bool {
+        false
+    }
+
     /// `__mod_memcg_state(memcg, idx, val)` on the calling CPU: the
     /// per-CPU counter first, then `memcg_rstat_updated()`, no barrier
     /// between.
@@ -289,9 +302,13 @@ struct Lineage<M>(M);
 
 impl<M: Memcontrol + Clone> Model for Lineage<M> {
     fn build<P: Platform>(&self, env: Env<P>) -> Arc<dyn Protocol<P>> {
+        let mut mm = State::new(env);
+        if self.0.rstat_tree() {
+            mm.rstat = Some(RstatTree::new(&mm.env.cfg));
+        }
         Arc::new(Running {
             code: self.0.clone(),
-            mm: State::new(env),
+            mm,
         })
     }
 }

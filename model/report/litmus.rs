@@ -64,6 +64,9 @@ fn c_name(var: Var) -> Option<String> {
         Var::Lock(LockName::StatsFlushOngoing) => "ongoing".into(),
         Var::Lock(LockName::Other(name)) => name.into(),
         Var::FlushTime => "flush_next_time".into(),
+        Var::UpdatedNext { memcg, cpu } => format!("{}updated_next{cpu}", m(memcg)),
+        Var::LlistNode { memcg, cpu } => format!("{}lnode_next{cpu}", m(memcg)),
+        Var::LlistHead { cpu } => format!("lhead_first{cpu}"),
         Var::Other { name, cpu: None } => name.into(),
         Var::Other { name, cpu: Some(c) } => format!("{name}{c}"),
         // v6.8 on: written remotely by the flusher, so shared.
@@ -144,13 +147,20 @@ fn translate(actor: Actor, a: Access) -> Result<Option<Stmt>, String> {
             format!("{{r}} = atomic_cmpxchg({name}, {old}, {new});"),
             Some(old),
         ),
-        (Idiom::AtomicCmpxchg, Op::CmpXchg { ok: false, .. }) => {
+        (Idiom::Cmpxchg, Op::CmpXchg { old, new, ok: true }) => (
+            format!("{{r}} = cmpxchg({name}, {old}, {new});"),
+            Some(old),
+        ),
+        (Idiom::AtomicCmpxchg | Idiom::Cmpxchg, Op::CmpXchg { ok: false, .. }) => {
             return Err(format!(
                 "not exported as a litmus test: {actor}'s atomic_cmpxchg on {} failed, and the trace does not record the value it expected",
                 a.var
             ))
         }
         (Idiom::ReadOnce, Op::Read(x)) => (format!("{{r}} = READ_ONCE(*{name});"), Some(x)),
+        (Idiom::LoadAcquire, Op::Read(x)) => {
+            (format!("{{r}} = smp_load_acquire({name});"), Some(x))
+        }
         // v6.17's this_cpu_add_return/this_cpu_xchg against the flusher's
         // remote store: a load and a store (see kernel::percpu).
         (Idiom::ThisCpuAddReturn | Idiom::ThisCpuXchg, Op::Read(x)) => {
@@ -191,6 +201,65 @@ fn translate(actor: Actor, a: Access) -> Result<Option<Stmt>, String> {
 
 /// The litmus test for `steps`, or why none is exported.
 pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
+    export_noted(name, steps, None)
+}
+
+/// Whether `steps` touch the rstat updated tree ([`Var::UpdatedNext`]).
+pub fn touches_tree(steps: &[Step]) -> bool {
+    steps.iter().any(|s| {
+        matches!(
+            s.access,
+            Some(Access {
+                var: Var::UpdatedNext { .. },
+                ..
+            })
+        )
+    })
+}
+
+/// The rstat tree's store-buffering race alone (issue 11): of `steps`, the
+/// accesses of the updaters and flushers to the per-CPU counters
+/// `state[]`, the trees' `updated_next` words and the per-CPU
+/// `cgroup_rstat_cpu_lock`s. Left out: the thresholds, the aggregate and
+/// `cgroup_rstat_lock` (none orders the two racing accesses of either side),
+/// and main's reads and flushes after joining every thread (a litmus test
+/// has no join).
+pub fn export_tree_race(name: &str, steps: &[Step]) -> Result<String, String> {
+    // From v6.17 the racy word is the llist node; the tree is then touched
+    // by flushers only, under the ss lock, and is left out.
+    let llist = steps.iter().any(|s| {
+        matches!(
+            s.access,
+            Some(Access {
+                var: Var::LlistNode { .. },
+                ..
+            })
+        )
+    });
+    let slice: Vec<Step> = steps
+        .iter()
+        .filter(|s| s.actor != Actor::Main)
+        .filter(|s| match s.access {
+            Some(Access { var, .. }) => match var {
+                Var::State { .. } => true,
+                Var::UpdatedNext { .. } => !llist,
+                Var::LlistNode { .. } | Var::LlistHead { .. } => true,
+                Var::Lock(LockName::Other(n)) => n.starts_with("rstat_cpu"),
+                _ => false,
+            },
+            None => false,
+        })
+        .cloned()
+        .collect();
+    let note = if llist {
+        "The slice of the trace on state[], the llist nodes and heads only."
+    } else {
+        "The slice of the trace on state[], updated_next and the per-CPU rstat locks only."
+    };
+    export_noted(name, &slice, Some(note))
+}
+
+fn export_noted(name: &str, steps: &[Step], note: Option<&str>) -> Result<String, String> {
     let mut per_actor: BTreeMap<Actor, Vec<Stmt>> = BTreeMap::new();
     let mut types: BTreeMap<String, &'static str> = BTreeMap::new();
     for s in steps {
@@ -240,8 +309,30 @@ pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
         out,
         " * the traced one (the C code's tests are not here, only their loads)."
     );
+    if let Some(n) = note {
+        let _ = writeln!(out, " * {n}");
+    }
     let _ = writeln!(out, " *)\n");
-    let _ = writeln!(out, "{{}}\n");
+    // Every variable starts at 0 but the llist heads (NULL is 1 in the
+    // model's encoding, see protocol::rstat_llist).
+    let inits: Vec<String> = steps
+        .iter()
+        .filter_map(|s| match s.access {
+            Some(Access {
+                var: v @ Var::LlistHead { .. },
+                ..
+            }) => c_name(v),
+            _ => None,
+        })
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .map(|n| format!("{n}=1;"))
+        .collect();
+    if inits.is_empty() {
+        let _ = writeln!(out, "{{}}\n");
+    } else {
+        let _ = writeln!(out, "{{ {} }}\n", inits.join(" "));
+    }
     let mut exists = Vec::new();
     for (p, (actor, stmts)) in per_actor.iter().enumerate() {
         let used: BTreeSet<&(String, &'static str)> = stmts.iter().map(|s| &s.var).collect();

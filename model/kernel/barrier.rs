@@ -1,0 +1,14 @@
+//! Memory barriers.
+
+use std::sync::atomic::Ordering;
+
+use crate::explore::Platform;
+
+/// `smp_mb()`: a full barrier.
+///
+/// NOTE(kernel): a `SeqCst` fence, the only SC operation loom models as SC
+/// (loom-pitfalls.md; a SeqCst access is only acquire/release there). Under
+/// shuttle and std every access is already SC, so the fence changes nothing.
+pub fn smp_mb<P: Platform>() {
+    P::fence(Ordering::SeqCst);
+}
