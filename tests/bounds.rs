@@ -447,7 +447,11 @@ fn trylock_loser_reads_everything_stale() {
 fn per_memcg_kernels() -> Vec<&'static Variant> {
     reg()
         .iter()
-        .filter(|v| v.kind == Kind::Kernel && v.family == Family::PerMemcg)
+        .filter(|v| {
+            v.kind == Kind::Kernel
+                && v.family == Family::PerMemcg
+                && !Variant::is_tree_family(&v.name)
+        })
         .collect()
 }
 

@@ -371,12 +371,18 @@ pub fn measure_sampled(
 /// v6.0 (a skip only when the threshold read is above
 /// `num_online_cpus()`), and every kernel version of the per-memcg family
 /// on a flat tree with its own trigger
-/// ([`crate::measure::derived::derive_per_memcg`]).
+/// ([`crate::measure::derived::derive_per_memcg`]), but the `-tree`
+/// variants.
 pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::measure::derived::Derived> {
     use crate::measure::derived::{derive, derive_per_memcg};
     match variant.family {
         Family::Global if ["v5.19", "v6.0"].contains(&variant.name.as_str()) => derive(cfg).ok(),
-        Family::PerMemcg if variant.kind == Kind::Kernel => {
+        // The `-tree` variants (issue 11) flush only what their updated
+        // tree holds, and their per-CPU lock orders what the derivation
+        // lets race: the derivation is an upper bound there, not exact.
+        Family::PerMemcg
+            if variant.kind == Kind::Kernel && !Variant::is_tree_family(&variant.name) =>
+        {
             derive_per_memcg(cfg, variant.trigger_on(cfg)).ok()
         }
         _ => None,
