@@ -89,6 +89,11 @@ pub fn atomic_xchg<P: Platform>(v: &Atomic<P>, new: i64) -> i64 {
 /// NOTE(kernel): the success case is modelled as `AcqRel` between `SeqCst`
 /// fences, as [`atomic_xchg`].
 pub fn atomic_cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
+    cmpxchg_as(v, old, new, Idiom::AtomicCmpxchg)
+}
+
+/// The exchange of [`atomic_cmpxchg`] and [`cmpxchg`], reported as `idiom`.
+fn cmpxchg_as<P: Platform>(v: &Atomic<P>, old: i64, new: i64, idiom: Idiom) -> i64 {
     P::fence(Ordering::SeqCst);
     let r =
         v.a.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed);
@@ -101,12 +106,19 @@ pub fn atomic_cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
             new,
             ok: r.is_ok(),
         },
-        Idiom::AtomicCmpxchg,
+        idiom,
     );
     if r.is_ok() {
         P::fence(Ordering::SeqCst);
     }
     found
+}
+
+/// `cmpxchg(ptr, old, new)` / `try_cmpxchg()` on a plain word (the llist
+/// pointers of v6.17 on): ordered as [`atomic_cmpxchg`], reported as a
+/// plain word's exchange (a litmus test declares the word `int`).
+pub fn cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
+    cmpxchg_as(v, old, new, Idiom::Cmpxchg)
 }
 
 /// `smp_load_acquire(p)`: an `Acquire` load.
@@ -114,29 +126,6 @@ pub fn smp_load_acquire<P: Platform>(x: &Atomic<P>) -> i64 {
     let v = x.a.load(Ordering::Acquire);
     observe::<P>(x.var, Op::Read(v), Idiom::LoadAcquire);
     v
-}
-
-/// `cmpxchg(ptr, old, new)` / `try_cmpxchg()` on a plain word (the llist
-/// pointers of v6.17 on): ordered as [`atomic_cmpxchg`], reported as a
-/// plain word's exchange (a litmus test declares the word `int`).
-pub fn cmpxchg<P: Platform>(v: &Atomic<P>, old: i64, new: i64) -> i64 {
-    P::fence(Ordering::SeqCst);
-    let r =
-        v.a.compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed);
-    let found = r.unwrap_or_else(|x| x);
-    observe::<P>(
-        v.var,
-        Op::CmpXchg {
-            old: found,
-            new,
-            ok: r.is_ok(),
-        },
-        Idiom::Cmpxchg,
-    );
-    if r.is_ok() {
-        P::fence(Ordering::SeqCst);
-    }
-    found
 }
 
 /// `READ_ONCE(x)`: a `Relaxed` load (loses LKMM dependency ordering).
