@@ -4,6 +4,7 @@
 //! that sums runs up into (variant, property, backend) cells ([`matrix`]).
 
 pub mod fuzz;
+pub mod lifetime;
 pub mod matrix;
 pub mod run;
 pub mod scenario;

@@ -210,20 +210,42 @@ pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, Strin
     let plan = build_plan(args, registry)?;
     quiet_panics();
     let (m, elapsed) = run_with_progress(&plan, args.in_process);
+    // The whole default matrix also runs the lifetime cells (issue 12);
+    // `flushcheck lifetime` runs them alone.
+    let whole = args.variant.is_empty()
+        && args.entry.is_empty()
+        && args.property.is_empty()
+        && args.backend.is_empty()
+        && !args.cfg.given()
+        && args.shard.is_none();
+    let life_start = Instant::now();
+    let life = if whole {
+        crate::cli::lifetime::default_cells(Duration::from_secs(args.budget))
+    } else {
+        Vec::new()
+    };
+    let life_elapsed = life_start.elapsed();
     let format = if args.json { Format::Json } else { args.format };
     match format {
-        Format::Json => print_json(&m.cells)?,
+        Format::Json => print_json(&[m.cells.clone(), life.clone()].concat())?,
         Format::Text => {
             print!("{}", suite_text(&plan));
             print!("{}", table(&plan, &m.cells, true));
             if args.runs {
                 print!("{}", runs_table(&m.runs));
             }
+            if whole {
+                print!("\nlifetime (flushcheck lifetime; docs/findings.md section 16):");
+                print!("{}", cell_rows(&life, true));
+            }
             print!("{}", summary(&plan, &m.cells, elapsed));
+            if whole {
+                print!("{}", crate::cli::lifetime::summary(&life, life_elapsed));
+            }
         }
         Format::Markdown => print!("{}", markdown(&plan, &m.cells, elapsed)),
     }
-    Ok(if matrix_ok(&m.cells) {
+    Ok(if matrix_ok(&m.cells) && matrix_ok(&life) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -257,6 +279,35 @@ pub fn suite_text(plan: &Plan) -> String {
 
 /// The matrix as a table; `notes` adds the note column (text output).
 pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
+    let mut out = cell_rows(cells, notes);
+    let _ = writeln!(out, "searches:");
+    let mut seen = std::collections::BTreeSet::new();
+    for e in &plan.suite.entries {
+        if !plan.variants.iter().any(|v| e.applies_to(v.family)) {
+            continue;
+        }
+        for b in e.backends.iter().filter(|b| plan.runs_backend(b)) {
+            if seen.insert(b.search()) {
+                let _ = writeln!(out, "  {:<15} {}", b.name(), b.search());
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  * = exhaustive on every configuration. configs = configurations with this verdict / run.\n  coverage = times the property's race happened; epoch2 = times a CPU accounted a batch\n  again after a skip and a reset (recross_after_reset). Races:"
+    );
+    for p in &plan.properties {
+        let _ = writeln!(out, "    {:<28} {}", p.name(), p.coverage_event().name());
+    }
+    let _ = writeln!(out, "  who decides what:");
+    for p in &plan.properties {
+        let _ = writeln!(out, "    {:<28} {}", p.name(), p.decided_by());
+    }
+    out
+}
+
+/// The matrix's rows: a header, one line per cell, a blank line.
+pub fn cell_rows(cells: &[Cell], notes: bool) -> String {
     let vw = cells
         .iter()
         .map(|c| c.variant.len())
@@ -319,29 +370,6 @@ pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
         let _ = writeln!(out, "{}", row.trim_end());
     }
     let _ = writeln!(out);
-    let _ = writeln!(out, "searches:");
-    let mut seen = std::collections::BTreeSet::new();
-    for e in &plan.suite.entries {
-        if !plan.variants.iter().any(|v| e.applies_to(v.family)) {
-            continue;
-        }
-        for b in e.backends.iter().filter(|b| plan.runs_backend(b)) {
-            if seen.insert(b.search()) {
-                let _ = writeln!(out, "  {:<15} {}", b.name(), b.search());
-            }
-        }
-    }
-    let _ = writeln!(
-        out,
-        "  * = exhaustive on every configuration. configs = configurations with this verdict / run.\n  coverage = times the property's race happened; epoch2 = times a CPU accounted a batch\n  again after a skip and a reset (recross_after_reset). Races:"
-    );
-    for p in &plan.properties {
-        let _ = writeln!(out, "    {:<28} {}", p.name(), p.coverage_event().name());
-    }
-    let _ = writeln!(out, "  who decides what:");
-    for p in &plan.properties {
-        let _ = writeln!(out, "    {:<28} {}", p.name(), p.decided_by());
-    }
     out
 }
 

@@ -10,6 +10,7 @@ pub mod bounds;
 pub mod exhaustive;
 pub mod explain;
 pub mod fuzz;
+pub mod lifetime;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
@@ -65,6 +66,10 @@ enum Command {
     /// budget; shrink every violation to the smallest configuration and
     /// schedule.
     Fuzz(fuzz::FuzzArgs),
+    /// A memcg's death under RCU (issue 12): no_use_after_free,
+    /// stats_survive_death and no_leak for each lifetime form and mutant
+    /// on every backend, or one witness trace (`--witness`).
+    Lifetime(lifetime::LifetimeArgs),
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge(merge::MergeArgs),
@@ -147,6 +152,7 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         Some(Command::Plot(a)) => plot::plot(a, &registry),
         Some(Command::Perf(a)) => perf::perf(a, &registry),
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
+        Some(Command::Lifetime(a)) => lifetime::lifetime(a),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

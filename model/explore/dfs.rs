@@ -315,6 +315,38 @@ pub fn checkpoint_locals(tag: u64) {
     }
 }
 
+/// The running task's local state, taken after a failed attempt of a spin
+/// loop (see [`spin_restore`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SpinSnapshot(Local);
+
+/// Snapshot the running task's local state (stateful search only).
+pub fn spin_snapshot() -> Option<SpinSnapshot> {
+    (mode() == STATE).then(|| {
+        TRACK.with(|t| {
+            let mut t = t.borrow_mut();
+            let cur = t.current;
+            SpinSnapshot(*t.task(cur))
+        })
+    })
+}
+
+/// A spin loop failed again after `snap`: its attempt only re-read what the
+/// first failure read, so the task's locals are as they were then. Without
+/// this, each retry would count as new local state and a wait would never
+/// reach a state explored before.
+pub fn spin_restore(snap: Option<SpinSnapshot>) {
+    if let Some(SpinSnapshot(l)) = snap {
+        if mode() == STATE {
+            TRACK.with(|t| {
+                let mut t = t.borrow_mut();
+                let cur = t.current;
+                *t.task(cur) = l;
+            });
+        }
+    }
+}
+
 /// Record that the running step touches ghost location `loc`.
 pub fn ghost(loc: GhostLoc, kind: GhostKind) {
     if mode() != OFF {
@@ -567,9 +599,22 @@ impl shuttle::scheduler::Scheduler for Dfs {
         if self.draining {
             let yielded = current.filter(|_| is_yielding && runnable.len() > 1);
             let ids = runnable.iter().map(|t| t.id());
+            // After a yield, the next task in id order after the one that
+            // yielded: two threads spinning in turn must not starve the one
+            // they wait for.
+            let after = |y: shuttle::scheduler::TaskId| {
+                let y = usize::from(y);
+                ids.clone()
+                    .filter(|t| usize::from(*t) > y)
+                    .chain(ids.clone().filter(|t| usize::from(*t) < y))
+                    .next()
+            };
             return match current.filter(|c| Some(*c) != yielded) {
                 Some(c) if ids.clone().any(|t| t == c) => Some(c),
-                _ => ids.clone().find(|t| Some(*t) != yielded),
+                _ => match yielded {
+                    Some(y) => after(y),
+                    None => ids.clone().next(),
+                },
             };
         }
         self.close_step();

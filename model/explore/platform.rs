@@ -145,6 +145,13 @@ pub trait Platform: Sized + Send + Sync + 'static {
     fn fence(order: Ordering);
     /// Tell the scheduler another thread should run (spin loops need this).
     fn yield_now();
+    /// A plain scheduling switch for a wait the backend cannot see (the
+    /// crossbeam-epoch grace period): shuttle's PCT deprioritises a thread
+    /// that calls `yield_now`, which hides bugs there (epoch-rcu.md,
+    /// section 2), so shuttle switches with a zero sleep instead.
+    fn rcu_switch() {
+        Self::yield_now()
+    }
     /// Make `ctx` the context of the calling model thread (the execution's
     /// main thread calls this first).
     fn install(ctx: ThreadCtx);
@@ -513,6 +520,9 @@ impl Platform for Shuttle {
     }
     fn yield_now() {
         shuttle::thread::yield_now()
+    }
+    fn rcu_switch() {
+        shuttle::thread::sleep(std::time::Duration::ZERO)
     }
     fn checkpoint_locals(tag: u64) {
         dfs::checkpoint_locals(tag);

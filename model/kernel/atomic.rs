@@ -10,7 +10,7 @@ use crate::observe::obs::{Access, Idiom, Obs, Op, Var};
 /// accessed with `READ_ONCE`/`WRITE_ONCE`, named by the kernel variable it
 /// stands for.
 pub struct Atomic<P: Platform> {
-    a: P::Atomic,
+    pub(crate) a: P::Atomic,
     var: Var,
 }
 
@@ -26,6 +26,13 @@ impl<P: Platform> Atomic<P> {
     /// The variable this atomic stands for.
     pub fn var(&self) -> Var {
         self.var
+    }
+
+    /// Overwrite with `v`, unobserved: the lifetime model's free, which
+    /// makes every later access to the object a dependent of the free for
+    /// loom's search.
+    pub(crate) fn poison(&self, v: i64) {
+        store_against_rmw::<P>(&self.a, v, Ordering::Relaxed);
     }
 }
 
@@ -58,7 +65,13 @@ pub fn atomic_set<P: Platform>(v: &Atomic<P>, i: i64) {
 /// `atomic_add(i, v)`: non-value-returning RMW, unordered in LKMM, so a
 /// `Relaxed` `fetch_add`.
 pub fn atomic_add<P: Platform>(i: i64, v: &Atomic<P>) {
-    let old = v.a.fetch_add(i, Ordering::Relaxed);
+    add_observed(v, i, Ordering::Relaxed);
+}
+
+/// `fetch_add` with `order`, reported as an `atomic_add`; returns the old
+/// value.
+fn add_observed<P: Platform>(v: &Atomic<P>, i: i64, order: Ordering) -> i64 {
+    let old = v.a.fetch_add(i, order);
     observe::<P>(
         v.var,
         Op::Add {
@@ -67,6 +80,20 @@ pub fn atomic_add<P: Platform>(i: i64, v: &Atomic<P>) {
         },
         Idiom::AtomicAdd,
     );
+    old
+}
+
+/// `atomic_add_return(i, v)` (`atomic_dec_and_test()`, `percpu_ref_put()`
+/// in atomic mode): a fully ordered value-returning RMW in LKMM; returns the
+/// new value.
+///
+/// NOTE(kernel): modelled as `AcqRel` between `SeqCst` fences, as
+/// [`atomic_xchg`].
+pub fn atomic_add_return<P: Platform>(i: i64, v: &Atomic<P>) -> i64 {
+    P::fence(Ordering::SeqCst);
+    let old = add_observed(v, i, Ordering::AcqRel);
+    P::fence(Ordering::SeqCst);
+    old + i
 }
 
 /// `atomic_xchg(v, new)`: a fully ordered value-returning RMW in LKMM.

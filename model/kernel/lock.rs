@@ -2,6 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
+use crate::explore::dfs;
 use crate::explore::{ModelAtomic, ModelCell, Platform};
 use crate::kernel::atomic::{observe, store_against_rmw};
 use crate::observe::obs::{Idiom, LockName, Op, Var};
@@ -59,6 +60,7 @@ pub fn spin_trylock_with<P: Platform>(lock: &SpinLock<P>, acquire: Ordering) -> 
 /// successful one are reported.
 pub fn spin_lock<P: Platform>(lock: &SpinLock<P>) {
     let mut first = true;
+    let mut snap = None;
     while let Err(held) = lock
         .word
         .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
@@ -70,6 +72,9 @@ pub fn spin_lock<P: Platform>(lock: &SpinLock<P>) {
                 ok: false,
             };
             observe::<P>(lock.var(), op, Idiom::SpinLock);
+            snap = dfs::spin_snapshot();
+        } else {
+            dfs::spin_restore(snap);
         }
         P::yield_now();
     }

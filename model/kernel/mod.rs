@@ -29,13 +29,15 @@ pub mod atomic;
 pub mod barrier;
 pub mod lock;
 pub mod percpu;
+pub mod rcu;
 pub mod time;
 pub mod trace;
 
 pub use crate::observe::obs::{LockName, Var};
 pub use atomic::{
-    atomic64_add, atomic64_read, atomic64_set, atomic_add, atomic_cmpxchg, atomic_read, atomic_set,
-    atomic_xchg, cmpxchg, read_once, smp_load_acquire, this_cpu_add, write_once, Atomic,
+    atomic64_add, atomic64_read, atomic64_set, atomic_add, atomic_add_return, atomic_cmpxchg,
+    atomic_read, atomic_set, atomic_xchg, cmpxchg, read_once, smp_load_acquire, this_cpu_add,
+    write_once, Atomic,
 };
 pub use barrier::smp_mb;
 pub use lock::{
@@ -45,6 +47,10 @@ pub use lock::{
 pub use percpu::{
     smp_processor_id, this_cpu_add_return, this_cpu_add_return_shared, this_cpu_read,
     this_cpu_write, this_cpu_xchg_shared, CpuLocal, PerCpu,
+};
+pub use rcu::{
+    rcu_access_pointer, rcu_assign_pointer, rcu_dereference, rcu_read_lock, rcu_read_unlock,
+    synchronize_rcu, Rcu, RcuDefect, RcuFlavor, RcuPointer, RcuReadGuard, RcuThread,
 };
 pub use time::time_after64;
 pub use trace::{

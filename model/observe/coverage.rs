@@ -64,11 +64,16 @@ pub enum Event {
     RecoveredByUpdate,
     /// Still short even after the later update and its flush.
     LostAfterUpdate,
+    /// Lifetime: an updater's read-side critical section that had found a
+    /// memcg was still open when that memcg's release work ran.
+    ReaderAcrossRelease,
+    /// Lifetime: an update landed on a memcg after its release flush.
+    UpdateAfterRelease,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 18] = [
+    pub const ALL: [Event; 20] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -87,6 +92,8 @@ impl Event {
         Event::LostAfterSettle,
         Event::RecoveredByUpdate,
         Event::LostAfterUpdate,
+        Event::ReaderAcrossRelease,
+        Event::UpdateAfterRelease,
     ];
 
     /// The name used in reports.
@@ -110,6 +117,8 @@ impl Event {
             Event::LostAfterSettle => "lost_after_settle",
             Event::RecoveredByUpdate => "recovered_by_update",
             Event::LostAfterUpdate => "lost_after_update",
+            Event::ReaderAcrossRelease => "reader_across_release",
+            Event::UpdateAfterRelease => "update_after_release",
         }
     }
 

@@ -28,6 +28,9 @@ pub enum Actor {
     Main,
     /// The timer interrupt advancing `jiffies_64` (abstract time).
     Clock,
+    /// `cgroup_rmdir()` of a memcg, and the release and free work that the
+    /// last reference put runs (the lifetime model).
+    Rmdir(u8),
 }
 
 impl Actor {
@@ -50,6 +53,7 @@ impl fmt::Display for Actor {
             Actor::Periodic => f.write_str("periodic"),
             Actor::Main => f.write_str("main"),
             Actor::Clock => f.write_str("clock"),
+            Actor::Rmdir(m) => write!(f, "rmdir {m}"),
         }
     }
 }
@@ -172,6 +176,14 @@ pub enum Var {
         /// The CPU.
         cpu: u8,
     },
+    /// A field of memcg `memcg`'s `struct cgroup_subsys_state` (the
+    /// lifetime model: `refcnt`, `rstat_css_node`).
+    Css {
+        /// The memcg.
+        memcg: u8,
+        /// The field's name.
+        field: &'static str,
+    },
     /// A variable a variant adds: a name and, for per-CPU data, the CPU.
     Other {
         /// Name, as the variant's code names it.
@@ -191,6 +203,7 @@ impl Var {
             | Var::Pending { memcg } => Some(memcg),
             Var::StatsUpdates { memcg, .. } | Var::Threshold { memcg } => memcg,
             Var::UpdatedNext { memcg, .. } | Var::LlistNode { memcg, .. } => Some(memcg),
+            Var::Css { memcg, .. } => Some(memcg),
             _ => None,
         }
     }
@@ -221,6 +234,7 @@ impl Var {
             Var::Jiffies => "jiffies".into(),
             Var::Dwork => "dwork".into(),
             Var::Flushing => "flushing".into(),
+            Var::Css { memcg, field } => format!("{field}{}", m(memcg)),
             Var::Other { name, cpu: None } => name.to_string(),
             Var::Other { name, cpu: Some(c) } => format!("{name}[{c}]"),
         }
@@ -411,6 +425,8 @@ pub enum Obs {
     /// The scenario: every thread has been joined; main's quiescent read
     /// follows.
     Quiescent,
+    /// A step of a memcg's death or of RCU (the lifetime model).
+    Life(LifeEvent),
     /// The scenario: after the final flush, the aggregate of `memcg` is
     /// `value`.
     Final {
@@ -429,6 +445,43 @@ pub enum Obs {
         memcg: u8,
         /// Its aggregate.
         value: i64,
+    },
+}
+
+/// The lifetime model's events (see [`crate::protocol::lifetime`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LifeEvent {
+    /// An updater's `rcu_dereference()` of the objcg found `memcg`.
+    Deref {
+        /// The memcg found.
+        memcg: u8,
+    },
+    /// The updater's `rcu_read_unlock()`.
+    Unlocked,
+    /// `mem_cgroup_css_offline()` of `memcg` reparented its objcgs.
+    Offline {
+        /// The memcg.
+        memcg: u8,
+    },
+    /// `css_release_work_fn()` of `memcg` finished its flush (and, up to
+    /// v6.14, unlinked the css from `rstat_css_list`).
+    Released {
+        /// The memcg.
+        memcg: u8,
+    },
+    /// `css_rstat_exit()`'s check: on how many CPUs' updated trees `memcg`
+    /// still was.
+    ExitCheck {
+        /// The memcg.
+        memcg: u8,
+        /// CPUs whose tree still held it.
+        on_tree: u8,
+    },
+    /// `memcg` was freed.
+    Freed {
+        /// The memcg.
+        memcg: u8,
     },
 }
 

@@ -43,6 +43,12 @@ pub enum Property {
     RatelimitedSkipJustified,
     /// See [`eventual_conservation`] (C13, issue 11).
     EventualConservation,
+    /// Lifetime (issue 12): no access to a memcg after it is freed.
+    NoUseAfterFree,
+    /// Lifetime: a dying memcg's pages reach its parent.
+    StatsSurviveDeath,
+    /// Lifetime: the free path finds the memcg on no updated tree.
+    NoLeak,
 }
 
 impl Property {
@@ -64,6 +70,19 @@ impl Property {
         Property::EventualConservation,
     ];
 
+    /// The lifetime model's properties (issue 12), checked by the lifetime
+    /// scenarios ([`crate::check::lifetime`]), not by the flush matrix.
+    pub const LIFETIME: [Property; 3] = [
+        Property::NoUseAfterFree,
+        Property::StatsSurviveDeath,
+        Property::NoLeak,
+    ];
+
+    /// Every property: the flush matrix's, then the lifetime model's.
+    pub fn every() -> impl Iterator<Item = Property> {
+        Property::ALL.into_iter().chain(Property::LIFETIME)
+    }
+
     /// The name used in messages, reports and on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -81,21 +100,21 @@ impl Property {
             Property::QuiescentReadExact => "quiescent_read_exact",
             Property::RatelimitedSkipJustified => "ratelimited_skip_justified",
             Property::EventualConservation => "eventual_conservation",
+            Property::NoUseAfterFree => "no_use_after_free",
+            Property::StatsSurviveDeath => "stats_survive_death",
+            Property::NoLeak => "no_leak",
         }
     }
 
     /// Look a property up by name; the error lists the names allowed.
     pub fn by_name(name: &str) -> Result<Property, String> {
-        Property::ALL
-            .into_iter()
-            .find(|p| p.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Property::ALL.iter().map(|p| p.name()).collect();
-                format!(
-                    "unknown property {name:?}: expected one of {}",
-                    names.join(", ")
-                )
-            })
+        Property::every().find(|p| p.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = Property::every().map(|p| p.name()).collect();
+            format!(
+                "unknown property {name:?}: expected one of {}",
+                names.join(", ")
+            )
+        })
     }
 
     /// Whether the property bounds a measured quantity (staleness in pages
@@ -180,6 +199,8 @@ impl Property {
             Property::QuiescentReadExact => Event::StaleNoFlush,
             Property::RatelimitedSkipJustified => Event::RatelimitedRacedStamp,
             Property::EventualConservation => Event::UpdateBehindFlusher,
+            Property::NoUseAfterFree => Event::ReaderAcrossRelease,
+            Property::StatsSurviveDeath | Property::NoLeak => Event::UpdateAfterRelease,
         }
     }
 
@@ -228,6 +249,15 @@ impl Property {
             Property::EventualConservation => {
                 "after the updates stop, the final flush and --settle more flushes, the aggregate equals the sum of the updates (rstat, 2025: \"the subsequent flusher will flush those stats\", C13)"
             }
+            Property::NoUseAfterFree => {
+                "no access to a memcg or its per-CPU data after it is freed (RCU: readers of objcg->memcg and flushers finish before css_free_rwork_fn runs)"
+            }
+            Property::StatsSurviveDeath => {
+                "after quiescence and a final flush, every page charged to a memcg that died is in its parent's aggregate (the root's if the parent died too)"
+            }
+            Property::NoLeak => {
+                "when css_rstat_exit() runs, the memcg is on no CPU's updated tree (its WARN_ON_ONCE, which leaks the per-CPU rstat data)"
+            }
         }
     }
 
@@ -270,6 +300,13 @@ impl Property {
             Property::EventualConservation => {
                 "all backends, on entries with --settle; loom also under weak memory, the only backend that can show the tree's store-buffering loss"
             }
+            Property::NoUseAfterFree => {
+                "all backends: an access after the free in execution order (the free poisons the memcg's atomics, so loom orders it against every access)"
+            }
+            Property::StatsSurviveDeath => {
+                "all backends: main's read after joining every thread and a final flush; loom also under weak memory"
+            }
+            Property::NoLeak => "all backends: the exit check's reads of the tree",
         }
     }
 }
@@ -437,10 +474,7 @@ pub fn ratelimited_skip_justified(who: &str, jiffies: i64, last: Option<i64>) ->
 /// lock failed to order two flush sections.
 pub fn attribute(message: &str) -> Option<Property> {
     let line = first_line(message);
-    if let Some(p) = Property::ALL
-        .into_iter()
-        .find(|p| line.starts_with(&format!("{}:", p.name())))
-    {
+    if let Some(p) = Property::every().find(|p| line.starts_with(&format!("{}:", p.name()))) {
         return Some(p);
     }
     if line.starts_with("data race on ") {

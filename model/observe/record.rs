@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::observe::obs::{Access, Actor, Idiom, Obs, Op, Tp, Var};
+use crate::observe::obs::{Access, Actor, Idiom, LifeEvent, Obs, Op, Tp, Var};
 
 /// One kernel-level step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +70,16 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
         | Obs::Final { .. }
         | Obs::Settled { .. } => None,
         Obs::Quiescent => Some("(all joined)".into()),
+        Obs::Life(e) => Some(match e {
+            LifeEvent::Deref { memcg } => format!("-> charges memcg {memcg}"),
+            LifeEvent::Unlocked => "rcu_read_unlock()".into(),
+            LifeEvent::Offline { memcg } => format!("memcg {memcg} offline (objcgs reparented)"),
+            LifeEvent::Released { memcg } => format!("memcg {memcg}: release flush done"),
+            LifeEvent::ExitCheck { memcg, on_tree } => {
+                format!("css_rstat_exit(memcg {memcg}): on {on_tree} CPU trees")
+            }
+            LifeEvent::Freed { memcg } => format!("memcg {memcg} FREED"),
+        }),
     }
 }
 

@@ -20,6 +20,7 @@
 
 pub mod benign;
 pub mod catalogue;
+pub mod lifetime;
 pub mod memcg;
 pub mod mutants;
 pub mod mutants_later;
@@ -40,6 +41,7 @@ use crate::explore::{Bare, Loom, Platform, Shuttle, Std};
 use crate::kernel::{read_once, Atomic, Var};
 
 pub use catalogue::{Family, Kind, Variant};
+use lifetime::{Life, LifeModel, LifeProtocol};
 
 /// What the scenario drives: one kernel version (or a variant of one) for
 /// one execution on platform `P`.
@@ -159,15 +161,21 @@ impl<M: Model> DynModel for M {
     }
 }
 
-/// Building a [`DynModel`] on a platform chosen by type.
+/// Building a [`DynModel`] (or a [`lifetime::LifeModel`]) on a platform
+/// chosen by type.
 pub trait Build: Platform {
     /// The protocol `model` stands for, for one execution.
     fn build(model: &dyn DynModel, env: Env<Self>) -> Arc<dyn Protocol<Self>>;
+    /// The lifetime protocol `model` stands for, for one execution.
+    fn build_life(model: &dyn LifeModel, life: Life<Self>) -> Arc<dyn LifeProtocol<Self>>;
 }
 
 impl Build for Loom {
     fn build(model: &dyn DynModel, env: Env<Self>) -> Arc<dyn Protocol<Self>> {
         model.loom(env)
+    }
+    fn build_life(model: &dyn LifeModel, life: Life<Self>) -> Arc<dyn LifeProtocol<Self>> {
+        model.loom(life)
     }
 }
 
@@ -175,16 +183,27 @@ impl Build for Shuttle {
     fn build(model: &dyn DynModel, env: Env<Self>) -> Arc<dyn Protocol<Self>> {
         model.shuttle(env)
     }
+    fn build_life(model: &dyn LifeModel, life: Life<Self>) -> Arc<dyn LifeProtocol<Self>> {
+        model.shuttle(life)
+    }
 }
 
 impl Build for Std {
     fn build(model: &dyn DynModel, env: Env<Self>) -> Arc<dyn Protocol<Self>> {
         model.std(env)
     }
+    fn build_life(model: &dyn LifeModel, life: Life<Self>) -> Arc<dyn LifeProtocol<Self>> {
+        model.std(life)
+    }
 }
 
 impl Build for Bare {
     fn build(model: &dyn DynModel, env: Env<Self>) -> Arc<dyn Protocol<Self>> {
         model.bare(env)
+    }
+    /// # Panics
+    /// Always: the lifetime model is checked, never benchmarked.
+    fn build_life(_model: &dyn LifeModel, _life: Life<Self>) -> Arc<dyn LifeProtocol<Self>> {
+        panic!("model: the lifetime model does not run on the benchmark platform")
     }
 }

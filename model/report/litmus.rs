@@ -67,6 +67,7 @@ fn c_name(var: Var) -> Option<String> {
         Var::UpdatedNext { memcg, cpu } => format!("{}updated_next{cpu}", m(memcg)),
         Var::LlistNode { memcg, cpu } => format!("{}lnode_next{cpu}", m(memcg)),
         Var::LlistHead { cpu } => format!("lhead_first{cpu}"),
+        Var::Css { memcg, field } => format!("{}{field}", m(memcg)),
         Var::Other { name, cpu: None } => name.into(),
         Var::Other { name, cpu: Some(c) } => format!("{name}{c}"),
         // v6.8 on: written remotely by the flusher, so shared.
