@@ -397,6 +397,18 @@ impl Suite {
                     },
                     vec![loom(Some(2)), s.dfs()],
                 ),
+                memcg_entry(
+                    "memcg-tree-trigger",
+                    "as memcg-dfs, then 2 more flushes and a later update: whether a flush the threshold triggers misses the pages that raised it, and for how long (protocol case (d) with the rstat tree, issue 11)",
+                    Config {
+                        updates: 2,
+                        periodic: false,
+                        settle: 2,
+                        settle_update: true,
+                        ..memcg_base.clone()
+                    },
+                    vec![loom(None), s.dfs()],
+                ),
             ],
         }
     }

@@ -42,6 +42,15 @@ use memcg_flush_model::{Config, Property};
 
 /// One search of `variant` on `cfg` (120 s budget), named entry "test".
 pub fn on_config(variant: &str, cfg: &Config, backend: Backend) -> RunResult {
+    search(variant, cfg, backend, false)
+}
+
+/// [`on_config`], with every distinct reader outcome collected.
+pub fn collecting(variant: &str, cfg: &Config, backend: Backend) -> RunResult {
+    search(variant, cfg, backend, true)
+}
+
+fn search(variant: &str, cfg: &Config, backend: Backend, collect: bool) -> RunResult {
     let spec = RunSpec {
         variant: variant.into(),
         entry: "test".into(),
@@ -49,7 +58,7 @@ pub fn on_config(variant: &str, cfg: &Config, backend: Backend) -> RunResult {
         backend,
         budget_secs: 120.0,
         shard: Shard::default(),
-        collect: false,
+        collect,
     };
     let reg = memcg_flush_model::cli::registry(Vec::new()).expect("catalogue");
     run(&spec, &reg).expect("runs")
