@@ -2,7 +2,7 @@
 //! that entry, then one cell per (variant, property, backend) summing up the
 //! suite.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::mpsc;
@@ -11,15 +11,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::explore::ghost::Mutex;
-use crate::explore::{Backend, Outcome, Shard};
+use crate::explore::{Backend, Shard};
 use crate::observe::coverage::Event;
-use crate::observe::monitor::{fmt_outcome, ReaderOutcome};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
 
-use super::run::{
-    explore_variant, judged, monitor_plan, run, PropertyVerdict, RunResult, RunSpec, Verdict,
-};
+use super::differential::differential;
+pub use super::differential::undominated;
+use super::run::{judged, run, PropertyVerdict, RunResult, RunSpec, Verdict};
 use super::suite::Suite;
 
 /// What the matrix expects of a cell.
@@ -400,192 +399,6 @@ pub fn run_matrix(
         .collect();
     let cells = cells(plan, &runs);
     Matrix { cells, runs }
-}
-
-/// Whether twin outcome `t` dominates variant outcome `o`: at every read
-/// the twin flushes no more and reads no more (it is no fresher).
-fn dominated(o: &ReaderOutcome, t: &ReaderOutcome) -> bool {
-    o.len() == t.len()
-        && o.iter()
-            .zip(t)
-            .all(|((of, ov), (tf, tv))| (!tf || *of) && ov >= tv)
-}
-
-/// The first outcome in `mine` that no outcome in `twin` dominates.
-pub fn undominated<'a>(
-    mine: &'a [ReaderOutcome],
-    twin: &BTreeSet<ReaderOutcome>,
-) -> Option<&'a ReaderOutcome> {
-    mine.iter().find(|o| !twin.iter().any(|t| dominated(o, t)))
-}
-
-/// The loom form of `no_lost_flush`: every reader outcome of the variant
-/// must be dominated by an outcome of its twin (the twin flushes no more
-/// often and reads no fresher values at every read). The twin's outcomes
-/// come from its search at the same bound; an outcome not dominated there
-/// is confirmed against an unbounded search of the twin.
-fn differential(plan: &Plan, results: &mut [(usize, RunResult, bool)]) {
-    let twin_outcomes: BTreeMap<(String, String), (bool, BTreeSet<ReaderOutcome>)> = results
-        .iter()
-        .filter(|(_, r, _)| matches!(r.spec.backend, Backend::Loom { .. }))
-        .map(|(_, r, _)| {
-            (
-                (r.spec.variant.clone(), r.spec.entry.clone()),
-                (
-                    r.finished,
-                    r.outcomes.clone().unwrap_or_default().into_iter().collect(),
-                ),
-            )
-        })
-        .collect();
-    // Unbounded runs first: a violation they show needs no confirmation,
-    // and spares the variant's bounded runs the unbounded search of the
-    // twin that confirming theirs would take.
-    let mut order: Vec<usize> = (0..results.len()).collect();
-    order.sort_by_key(|&i| {
-        !matches!(
-            results[i].1.spec.backend,
-            Backend::Loom {
-                preemption_bound: None
-            }
-        )
-    });
-    let mut shown: BTreeMap<String, String> = BTreeMap::new();
-    for i in order {
-        let (_, r, hidden) = &mut results[i];
-        if *hidden || !matches!(r.spec.backend, Backend::Loom { .. }) {
-            continue;
-        }
-        let Ok(variant) = Variant::find(&plan.registry, &r.spec.variant) else {
-            continue;
-        };
-        let Some(twin) = variant.twin.clone() else {
-            continue;
-        };
-        let Some(slot) = r
-            .verdicts
-            .iter_mut()
-            .find(|v| v.property == Property::NoLostFlush)
-        else {
-            continue;
-        };
-        if slot.verdict != Verdict::Holds {
-            continue;
-        }
-        let bound = match r.spec.backend {
-            Backend::Loom { preemption_bound } => preemption_bound,
-            _ => None,
-        };
-        let search = Backend::Loom {
-            preemption_bound: bound,
-        }
-        .search();
-        if twin == variant.name {
-            slot.note = Some(format!(
-                "differential: the variant is its own twin ({twin}); outcomes agree by construction"
-            ));
-            continue;
-        }
-        let Some((finished, base)) = twin_outcomes.get(&(twin.clone(), r.spec.entry.clone()))
-        else {
-            slot.verdict = Verdict::Inconclusive;
-            slot.note = Some(format!("no loom search of the twin {twin} on this entry"));
-            continue;
-        };
-        if !finished {
-            slot.verdict = Verdict::Inconclusive;
-            slot.note = Some(format!("the twin {twin}'s search ({search}) was cut short"));
-            continue;
-        }
-        let mine = r.outcomes.clone().unwrap_or_default();
-        let Some(o) = undominated(&mine, base).cloned() else {
-            continue;
-        };
-        // Confirm against every execution of the twin.
-        let (confirmed, note) = match bound {
-            None => (true, format!("{} twin outcomes, exhaustive", base.len())),
-            Some(_) if shown.contains_key(&variant.name) => {
-                slot.verdict = Verdict::Inconclusive;
-                slot.note = Some(format!(
-                    "readers observed {} which {twin} did not dominate within the bound; not confirmed \
-                     here, the violation is already shown on {}",
-                    fmt_outcome(&o),
-                    shown[&variant.name]
-                ));
-                continue;
-            }
-            Some(_) => {
-                let spent = r.seconds;
-                let rest = plan
-                    .budget
-                    .saturating_sub(Duration::from_secs_f64(spent))
-                    .max(Duration::from_secs(1));
-                match exhaustive_outcomes(plan, &twin, &r.spec, rest) {
-                    // loom's unbounded search can miss executions its
-                    // bounded one finds (loom#166): compare with both.
-                    Ok(mut all) => {
-                        all.extend(base.iter().cloned());
-                        match undominated(std::slice::from_ref(&o), &all) {
-                            Some(_) => (
-                                true,
-                                format!(
-                                    "{} twin outcomes, loom unbounded and at the bound",
-                                    all.len()
-                                ),
-                            ),
-                            None => (false, String::new()),
-                        }
-                    }
-                    Err(why) => {
-                        slot.verdict = Verdict::Inconclusive;
-                        slot.note = Some(format!(
-                            "readers observed {} which {twin} did not dominate within the bound; {why}",
-                            fmt_outcome(&o)
-                        ));
-                        continue;
-                    }
-                }
-            }
-        };
-        if confirmed {
-            shown
-                .entry(variant.name.clone())
-                .or_insert_with(|| r.spec.entry.clone());
-            slot.verdict = Verdict::Violated;
-            slot.note = Some(format!(
-                "no_lost_flush: readers observed {} under {}, which no execution of {twin} dominates ({note})",
-                fmt_outcome(&o),
-                variant.name
-            ));
-        }
-    }
-}
-
-/// Every reader outcome of `twin` on the spec's configuration, by an
-/// unbounded loom search within `budget`.
-fn exhaustive_outcomes(
-    plan: &Plan,
-    twin: &str,
-    spec: &RunSpec,
-    budget: Duration,
-) -> Result<BTreeSet<ReaderOutcome>, String> {
-    let t = Variant::find(&plan.registry, twin)?;
-    let backend = Backend::Loom {
-        preemption_bound: None,
-    };
-    let mut mp = monitor_plan(&t, &plan.registry, &spec.cfg, &backend)?;
-    mp.collect_outcomes = true;
-    let (e, shared) = explore_variant(&t, mp, &backend, Shard::default(), budget, None);
-    match e.outcome {
-        Outcome::Finished => Ok(shared.outcomes()),
-        Outcome::CutShort(why) => Err(format!(
-            "the unbounded search of {twin} was cut short: {why}"
-        )),
-        Outcome::Failed(msg) => Err(format!(
-            "the unbounded search of {twin} failed: {}",
-            msg.lines().next().unwrap_or("")
-        )),
-    }
 }
 
 fn expectation(variant: &Variant, property: Property, backend: &str) -> Expect {

@@ -3,6 +3,7 @@
 //! under one backend with every property judged ([`run`]), and the matrix
 //! that sums runs up into (variant, property, backend) cells ([`matrix`]).
 
+pub mod differential;
 pub mod fuzz;
 pub mod lifetime;
 pub mod matrix;
