@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+mod common;
+
 use memcg_flush_model::check::lifetime::{
     backends, catalogue, entries, explore_life, flavor_for, for_entry, LifeEntry, LifeRun,
     LifeVariant,
@@ -169,6 +171,38 @@ fn the_flag_rcu_and_crossbeam_epoch_give_the_same_verdicts() {
         }
     }
     assert_eq!(compared, 6 * 2 * 3 * 2);
+}
+
+#[test]
+fn the_command_line_checks_its_input_and_prints_json() {
+    let bad = common::flushcheck(&["lifetime", "--witness", "v7.1-life:no_leak"]);
+    assert_eq!(bad.code, 2);
+    assert_eq!(
+        bad.stderr.trim(),
+        "flushcheck: error: --witness v7.1-life:no_leak: expected VARIANT:PROPERTY:BACKEND:ENTRY"
+    );
+    let unknown = common::flushcheck(&["lifetime", "--variant", "v9-life"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown
+            .stderr
+            .contains("unknown lifetime variant \"v9-life\""),
+        "{}",
+        unknown.stderr
+    );
+    let (code, cells) = common::flushcheck_json(&[
+        "lifetime",
+        "--variant",
+        "v7.1-life",
+        "--backend",
+        "shuttle-dfs",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(cells.len(), 3);
+    assert!(cells
+        .iter()
+        .all(|c| c["verdict"] == "holds" && c["exhaustive"] == true));
 }
 
 #[test]

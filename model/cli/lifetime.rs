@@ -38,6 +38,9 @@ pub struct LifetimeArgs {
     /// backend can see it.
     #[arg(long)]
     pub rcu: Option<String>,
+    /// Print the cells as JSON (the matrix's cell format).
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn bound(s: &str) -> Result<Option<usize>, String> {
@@ -174,6 +177,14 @@ pub fn lifetime(args: &LifetimeArgs) -> Result<ExitCode, String> {
     let cells = life_cells(&variants, &chosen, loom_bound, budget, &mut |l| {
         eprintln!("{l}")
     });
+    if args.json {
+        crate::cli::args::print_json(&cells)?;
+        return Ok(if matrix_ok(&cells) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
     print!("{}", crate::cli::matrix::cell_rows(&cells, true));
     println!(
         "searches (per entry: {}):",
