@@ -89,11 +89,13 @@ fn the_weak_memory_mutant_survives_every_sc_search() {
 
 #[test]
 fn v7_1_loses_nothing_at_death_and_frees_safely_on_every_sc_interleaving() {
-    for e in ["life-child", "life-parent"] {
-        for p in Property::LIFETIME {
-            let r = run("v7.1-life", e, "shuttle-dfs", p);
-            assert_eq!(r.verdict, Verdict::Holds, "{e} {p}: {:?}", r.note);
-            assert!(r.exhaustive, "{e} {p}");
+    for v in ["v7.1-life", "v7.1-life-v1"] {
+        for e in ["life-child", "life-parent"] {
+            for p in Property::LIFETIME {
+                let r = run(v, e, "shuttle-dfs", p);
+                assert_eq!(r.verdict, Verdict::Holds, "{v} {e} {p}: {:?}", r.note);
+                assert!(r.exhaustive, "{v} {e} {p}");
+            }
         }
     }
     // The races were there: a reader's section open across the release,
@@ -170,7 +172,7 @@ fn the_flag_rcu_and_crossbeam_epoch_give_the_same_verdicts() {
             }
         }
     }
-    assert_eq!(compared, 6 * 2 * 3 * 2);
+    assert_eq!(compared, 7 * 2 * 3 * 2);
 }
 
 #[test]

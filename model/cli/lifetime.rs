@@ -194,11 +194,11 @@ pub fn lifetime(args: &LifetimeArgs) -> Result<ExitCode, String> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    for c in cells
-        .iter()
-        .filter(|c| c.variant == cells[0].variant && c.property == cells[0].property)
-    {
-        println!("  {:<15} {}", c.backend, c.search);
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &cells {
+        if seen.insert((c.backend.clone(), c.search.clone())) {
+            println!("  {:<15} {}", c.backend, c.search);
+        }
     }
     print!("{}", summary(&cells, start.elapsed()));
     Ok(if matrix_ok(&cells) {

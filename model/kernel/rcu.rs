@@ -125,12 +125,14 @@ pub struct RcuThread {
     /// (it only waits for grace periods).
     slot: usize,
     handle: Option<crossbeam_epoch::LocalHandle>,
+    /// Read-side sections open on this thread (they nest).
+    depth: std::cell::Cell<u32>,
 }
 
 /// An open read-side critical section; dropping it is `rcu_read_unlock()`.
 pub struct RcuReadGuard<'a, P: Platform> {
     rcu: &'a Rcu<P>,
-    slot: usize,
+    th: &'a RcuThread,
     _pin: Option<crossbeam_epoch::Guard>,
 }
 
@@ -184,6 +186,7 @@ impl<P: Platform> Rcu<P> {
     pub fn register(&self, slot: Option<usize>) -> RcuThread {
         RcuThread {
             slot: slot.unwrap_or(usize::MAX),
+            depth: std::cell::Cell::new(0),
             handle: match &self.imp {
                 Imp::Flag(_) => None,
                 Imp::Epoch(c) => Some(c.register()),
@@ -205,8 +208,12 @@ impl<P: Platform> Rcu<P> {
 /// Flag RCU: set the thread's flag, then a full barrier, so that either the
 /// grace period sees the flag or this reader sees every store that preceded
 /// the grace period (store buffering ruled out by the two SC fences).
-pub fn rcu_read_lock<'a, P: Platform>(rcu: &'a Rcu<P>, th: &RcuThread) -> RcuReadGuard<'a, P> {
+///
+/// Sections nest: only the outermost sets and clears the flag.
+pub fn rcu_read_lock<'a, P: Platform>(rcu: &'a Rcu<P>, th: &'a RcuThread) -> RcuReadGuard<'a, P> {
+    let outer = th.depth.replace(th.depth.get() + 1) == 0;
     let pin = match &rcu.imp {
+        Imp::Flag(_) if !outer => None,
         Imp::Flag(flags) => {
             let f = flags
                 .get(th.slot)
@@ -223,11 +230,7 @@ pub fn rcu_read_lock<'a, P: Platform>(rcu: &'a Rcu<P>, th: &RcuThread) -> RcuRea
             Some(g)
         }
     };
-    RcuReadGuard {
-        rcu,
-        slot: th.slot,
-        _pin: pin,
-    }
+    RcuReadGuard { rcu, th, _pin: pin }
 }
 
 /// `rcu_read_unlock()`: ends the critical section `guard` opened.
@@ -237,8 +240,10 @@ pub fn rcu_read_unlock<P: Platform>(guard: RcuReadGuard<'_, P>) {
 
 impl<P: Platform> Drop for RcuReadGuard<'_, P> {
     fn drop(&mut self) {
-        if let Imp::Flag(flags) = &self.rcu.imp {
-            let f = &flags[self.slot];
+        let depth = self.th.depth.get() - 1;
+        self.th.depth.set(depth);
+        if let (Imp::Flag(flags), 0) = (&self.rcu.imp, depth) {
+            let f = &flags[self.th.slot];
             // A release RMW: the grace period's acquire load of 0 then
             // orders this whole critical section before what follows it.
             f.a.swap(0, Ordering::AcqRel);

@@ -25,9 +25,10 @@
 //! access: epoch-rcu.md section 4); the memory lives until the execution
 //! ends. The release and free work run on the thread that queued them
 //! ([`WorkQueue`]); `queue_rcu_work()` is `synchronize_rcu()` before the
-//! work, which is the ordering the work queue gives. cgroup v1's offline
-//! flushes and redirection to the nearest live ancestor (v7.1) are not
-//! modelled.
+//! work, which is the ordering the work queue gives. [`V7_1LifeV1`] adds
+//! v7.1's cgroup v1 steps (redirection to the nearest live ancestor, offline
+//! after a grace period with forced flushes); the v2 forms keep v6.17-v7.0's
+//! offline timing.
 
 use std::sync::Arc;
 
@@ -65,6 +66,12 @@ pub struct CssState<P: Platform> {
     /// `css->online_cnt`: 1 plus the children still online; a css goes
     /// offline only after all its children have.
     pub online_cnt: Atomic<P>,
+    /// `CSS_DYING` in `css->flags`, set by `kill_css()`.
+    ///
+    /// NOTE(kernel): set in every version; the model sets it only in the
+    /// form that reads it (cgroup v1 in v7.1), so the other forms' searches
+    /// carry no operation nobody observes.
+    pub dying: Atomic<P>,
 }
 
 /// The kernel state of one lifetime execution: the v6.8-lineage statistics
@@ -116,6 +123,7 @@ impl<P: Platform> Life<P> {
                     ),
                     rstat_css_node: Atomic::new(css_name("rstat_css_node", m), 1),
                     online_cnt: Atomic::new(css_name("online_cnt", m), 1 + children),
+                    dying: Atomic::new(css_name("dying", m), 0),
                 }
             })
             .collect();
@@ -173,6 +181,12 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
         false
     }
 
+    /// Whether the memory controller is on cgroup v1 (v7.1's redirection of
+    /// updates to the nearest live ancestor, and its flushes at offline).
+    fn cgroup_v1(&self) -> bool {
+        false
+    }
+
     /// Defects of the RCU implementation (mutants of the facade only).
     fn rcu_defect(&self) -> RcuDefect {
         RcuDefect::default()
@@ -205,17 +219,41 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
         let guard = rcu_read_lock(&life.rcu, th);
         let memcg = rcu_dereference(&life.objcg);
         emit::<P>(LifeEvent::Deref { memcg });
-        self.__mod_memcg_state(life, memcg, val);
+        let memcg = self.mod_memcg_state(life, th, memcg, val);
         rcu_read_unlock(guard);
         emit::<P>(LifeEvent::Unlocked);
         P::emit(|| Obs::UpdateDone { memcg, val });
     }
 
+    /// `mod_memcg_state()`: on cgroup v1 in v7.1, first
+    /// `get_non_dying_memcg_start()` (under `rcu_read_lock()`, walk up while
+    /// `memcg_is_dying()`). Returns the memcg charged.
+    fn mod_memcg_state<P: Platform>(
+        &self,
+        life: &Life<P>,
+        th: &RcuThread,
+        memcg: u8,
+        val: i64,
+    ) -> u8 {
+        if !self.cgroup_v1() {
+            self.__mod_memcg_state(life, memcg, val);
+            return memcg;
+        }
+        let guard = rcu_read_lock(&life.rcu, th);
+        let mut m = memcg;
+        while crate::kernel::read_once(&life.css[m as usize].dying) != 0 {
+            m = life.mm.parent_mem_cgroup(m).expect("the root never dies");
+        }
+        self.__mod_memcg_state(life, m, val);
+        rcu_read_unlock(guard);
+        m
+    }
+
     /// A charge through a reference the caller holds on `memcg` (a charged
     /// folio's `memcg_data`), no RCU: only the reference keeps the memcg and,
     /// through the memcg's own reference on its parent, its ancestors alive.
-    fn mod_folio_state<P: Platform>(&self, life: &Life<P>, memcg: u8, val: i64) {
-        self.__mod_memcg_state(life, memcg, val);
+    fn mod_folio_state<P: Platform>(&self, life: &Life<P>, th: &RcuThread, memcg: u8, val: i64) {
+        let memcg = self.mod_memcg_state(life, th, memcg, val);
         P::emit(|| Obs::UpdateDone { memcg, val });
     }
 
@@ -253,7 +291,15 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     /// work this queued, and whatever that queues in turn.
     fn rmdir<P: Platform>(&self, life: &Life<P>, th: &RcuThread, memcg: u8) {
         let mut wq = WorkQueue::default();
+        if self.cgroup_v1() {
+            crate::kernel::write_once(&life.css[memcg as usize].dying, 1);
+        }
         if atomic_add_return(-1, &life.css[memcg as usize].online_cnt) == 0 {
+            if self.cgroup_v1() {
+                // v7.1: css_killed_work_fn() runs as RCU work, after every
+                // updater that saw the memcg live has left its section.
+                synchronize_rcu(&life.rcu, th);
+            }
             self.css_killed_work_fn(life, &mut wq, memcg);
         }
         self.run_work(life, th, wq);
@@ -287,6 +333,13 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
             rcu_assign_pointer(&life.objcg, parent);
         }
         spin_unlock(&life.objcg_lock);
+        if self.cgroup_v1() {
+            // reparent_state_local(): a forced flush of the memcg, the move
+            // of its non-hierarchical counters (not modelled: the model's
+            // one item is hierarchical), a forced flush of the parent.
+            self.cgroup_rstat_flush(life, memcg);
+            self.cgroup_rstat_flush(life, parent);
+        }
         emit::<P>(LifeEvent::Offline { memcg });
     }
 
@@ -403,6 +456,18 @@ pub struct V7_1Life;
 
 impl Lifetime for V7_1Life {}
 
+/// v7.1.5 on cgroup v1: updates to a dying memcg go to its nearest live
+/// ancestor, the kill waits a grace period before offline, and offline
+/// flushes the memcg and its parent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct V7_1LifeV1;
+
+impl Lifetime for V7_1LifeV1 {
+    fn cgroup_v1(&self) -> bool {
+        true
+    }
+}
+
 /// What a lifetime scenario drives, on platform `P`.
 pub trait LifeProtocol<P: Platform>: Send + Sync {
     /// The execution's state.
@@ -410,7 +475,7 @@ pub trait LifeProtocol<P: Platform>: Send + Sync {
     /// One charge through the objcg.
     fn charge(&self, th: &RcuThread, val: i64);
     /// One charge of `memcg` through a folio's reference.
-    fn charge_folio(&self, memcg: u8, val: i64);
+    fn charge_folio(&self, th: &RcuThread, memcg: u8, val: i64);
     /// The folio's reference on `memcg` put.
     fn put_folio(&self, th: &RcuThread, memcg: u8);
     /// A flush of the whole tree under RCU.
@@ -434,8 +499,8 @@ impl<L: Lifetime, P: Platform> LifeProtocol<P> for Running<L, P> {
     fn flush_all(&self, th: &RcuThread) {
         self.code.flush_all(&self.life, th);
     }
-    fn charge_folio(&self, memcg: u8, val: i64) {
-        self.code.mod_folio_state(&self.life, memcg, val);
+    fn charge_folio(&self, th: &RcuThread, memcg: u8, val: i64) {
+        self.code.mod_folio_state(&self.life, th, memcg, val);
     }
     fn put_folio(&self, th: &RcuThread, memcg: u8) {
         self.code.folio_put(&self.life, th, memcg);
@@ -546,7 +611,7 @@ pub mod mutants {
             emit::<P>(LifeEvent::Deref { memcg });
             rcu_read_unlock(guard);
             emit::<P>(LifeEvent::Unlocked);
-            self.__mod_memcg_state(life, memcg, val);
+            let memcg = self.mod_memcg_state(life, th, memcg, val);
             P::emit(|| Obs::UpdateDone { memcg, val });
         }
     }

@@ -87,7 +87,7 @@ impl Scenario for LifeScenario {
                 Box::new(move |th| {
                     for _ in 0..updates {
                         if folio {
-                            p.charge_folio(CHILD, 1);
+                            p.charge_folio(th, CHILD, 1);
                         } else {
                             p.charge(th, 1);
                         }

@@ -114,6 +114,12 @@ pub fn catalogue() -> Vec<LifeVariant> {
             lifetime::model(lifetime::V7_1Life),
             "v6.17-v7.1.5: release flush, grace period, css_rstat_exit() flushes again",
         ),
+        v(
+            "v7.1-life-v1",
+            Kind::Kernel,
+            lifetime::model(lifetime::V7_1LifeV1),
+            "v7.1.5 on cgroup v1: updates redirected to the nearest live ancestor, offline after a grace period with forced flushes",
+        ),
     ];
     let m = |name, model, about, killer: (Property, &'static str, &'static str)| LifeVariant {
         killed_by: Some(killer),
