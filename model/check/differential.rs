@@ -1,6 +1,6 @@
 //! The loom form of `no_lost_flush`: every reader outcome of a variant
 //! must be dominated by an outcome of its no-skip twin (docs/model.md,
-//! section 7.4). Split out of the matrix, which calls [`differential`]
+//! section 7.4). Split out of the matrix, which calls `differential`
 //! once every run has finished.
 
 use std::collections::{BTreeMap, BTreeSet};
