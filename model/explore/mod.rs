@@ -15,6 +15,7 @@
 
 pub mod dfs;
 pub mod platform;
+pub mod replay;
 pub mod run;
 pub mod sched;
 
@@ -22,8 +23,9 @@ pub use platform::{
     ghost, BackendKind, Bare, Loom, ModelAtomic, ModelCell, ModelJoinHandle, Platform, Shuttle,
     StartGate, Std, ThreadCtx, MAX_LOOM_THREADS,
 };
+pub use replay::{loom_find, loom_replay, shuttle_find, shuttle_replay};
 pub use run::{
-    explore, explore_shard, loom_find, loom_replay, panic_message, quiet_panics, shuttle_find,
-    shuttle_replay, Backend, Exploration, Outcome, Progress, Scenario, Shard,
+    explore, explore_shard, panic_message, quiet_panics, Backend, Exploration, Outcome, Progress,
+    Scenario, Shard,
 };
 pub use sched::ShuttleSchedule;

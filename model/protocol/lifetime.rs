@@ -39,8 +39,7 @@ use crate::kernel::rcu::{
     synchronize_rcu, Rcu, RcuDefect, RcuFlavor, RcuPointer, RcuThread,
 };
 use crate::kernel::{
-    atomic_add_return, read_once, spin_lock, spin_unlock, trace_flush_begin, trace_flush_end,
-    Atomic, LockName, SpinLock, Var,
+    atomic_add_return, read_once, spin_lock, spin_unlock, Atomic, LockName, SpinLock, Var,
 };
 use crate::observe::obs::{LifeEvent, Obs};
 use crate::protocol::memcg::ROOT_MEM_CGROUP;
@@ -206,7 +205,9 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     /// unless the form keeps `rstat_css_list` and the css is off it.
     fn cgroup_rstat_flush<P: Platform>(&self, life: &Life<P>, root: u8) {
         if self.rstat_css_list() {
-            cgroup_rstat_flush_v6_8(life, root, true);
+            let listed = |m: u8| read_once(&life.css[m as usize].rstat_css_node) != 0;
+            let code = TreeV6_8 { smp_mb_pair: true };
+            rstat_tree::cgroup_rstat_flush_locked(&code, &life.mm, root, true, &listed);
         } else {
             let code = TreeV6_17 { smp_mb_pair: true };
             rstat_llist::css_rstat_flush(&code, &life.mm, root, true);
@@ -426,23 +427,6 @@ pub fn mem_cgroup_free<P: Platform>(life: &Life<P>, memcg: u8) {
 /// The v6.8-v6.14 form (and v4.18-v6.7's lifetime code).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct V6_8Life;
-
-/// v6.8's flush with `rstat_css_list`: per CPU, unlink the subtree, then
-/// the memcg callback of each unlinked memcg still on its css list.
-pub fn cgroup_rstat_flush_v6_8<P: Platform>(life: &Life<P>, root: u8, listed: bool) {
-    let mm = &life.mm;
-    spin_lock(&mm.cgroup_rstat_lock);
-    trace_flush_begin(mm.memcg(root));
-    for cpu in 0..mm.env.cfg.cpus {
-        for m in rstat_tree::cgroup_rstat_updated_list(mm, root, cpu, true) {
-            if !listed || read_once(&life.css[m as usize].rstat_css_node) != 0 {
-                TreeV6_8 { smp_mb_pair: true }.mem_cgroup_css_rstat_flush(mm, m, cpu);
-            }
-        }
-    }
-    trace_flush_end(mm.memcg(root));
-    spin_unlock(&mm.cgroup_rstat_lock);
-}
 
 impl Lifetime for V6_8Life {
     fn rstat_css_list(&self) -> bool {

@@ -212,34 +212,63 @@ impl Memcontrol for TreeV6_8 {
         true
     }
 
-    /// `__mod_memcg_state()`: the counter, then `memcg_rstat_updated()`,
-    /// whose first step is `cgroup_rstat_updated()`.
-    ///
-    /// NOTE(kernel): the tree insert is made here, between the counter and
-    /// the v6.8 `memcg_rstat_updated()` body, rather than inside it; the
-    /// steps run in the kernel's order (`if (!val) return;` first).
+    /// `__mod_memcg_state()`: see [`mod_memcg_state_tree`].
     fn __mod_memcg_state<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
-        this_cpu_add(&mm.memcg(memcg).vmstats_percpu.this_cpu::<P>().state, val);
-        if val != 0 {
-            cgroup_rstat_updated(mm, memcg, self.smp_mb_pair);
-        }
-        self.memcg_rstat_updated(mm, memcg, val);
+        mod_memcg_state_tree(self, mm, memcg, val, self.smp_mb_pair);
     }
 
-    /// `cgroup_rstat_flush(cgrp)` with `cgroup_rstat_flush_locked()`: under
-    /// `cgroup_rstat_lock`, per CPU, unlink the subtree, then the callbacks
-    /// on what was unlinked.
+    /// `cgroup_rstat_flush(cgrp)`: see [`cgroup_rstat_flush_locked`].
     fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
-        spin_lock(&mm.cgroup_rstat_lock);
-        trace_flush_begin(mm.memcg(root));
-        for cpu in 0..mm.env.cfg.cpus {
-            for m in cgroup_rstat_updated_list(mm, root, cpu, self.smp_mb_pair) {
-                self.mem_cgroup_css_rstat_flush(mm, m, cpu);
+        cgroup_rstat_flush_locked(self, mm, root, self.smp_mb_pair, &|_| true);
+    }
+}
+
+/// `__mod_memcg_state()` with the updated tree: the counter, then
+/// `code.memcg_rstat_updated()`, whose first step is
+/// `cgroup_rstat_updated()`.
+///
+/// NOTE(kernel): the tree insert is made here, between the counter and
+/// the v6.8 `memcg_rstat_updated()` body, rather than inside it; the
+/// steps run in the kernel's order (`if (!val) return;` first).
+pub fn mod_memcg_state_tree<P: Platform, M: Memcontrol + ?Sized>(
+    code: &M,
+    mm: &State<P>,
+    memcg: u8,
+    val: i64,
+    smp_mb_pair: bool,
+) {
+    this_cpu_add(&mm.memcg(memcg).vmstats_percpu.this_cpu::<P>().state, val);
+    if val != 0 {
+        cgroup_rstat_updated(mm, memcg, smp_mb_pair);
+    }
+    code.memcg_rstat_updated(mm, memcg, val);
+}
+
+/// `cgroup_rstat_flush(cgrp)` with `cgroup_rstat_flush_locked()` (v6.8 to
+/// v6.14): under `cgroup_rstat_lock`, per CPU, unlink the subtree, then the
+/// memcg callback of each unlinked memcg whose css `css_listed` says is
+/// still on its cgroup's `rstat_css_list` (the walk
+/// `list_for_each_entry_rcu(css, &pos->rstat_css_list, rstat_css_node)`;
+/// every css is, until its release unlinks it: see
+/// [`crate::protocol::lifetime`]).
+pub fn cgroup_rstat_flush_locked<P: Platform, M: Memcontrol + ?Sized>(
+    code: &M,
+    mm: &State<P>,
+    root: u8,
+    smp_mb_pair: bool,
+    css_listed: &dyn Fn(u8) -> bool,
+) {
+    spin_lock(&mm.cgroup_rstat_lock);
+    trace_flush_begin(mm.memcg(root));
+    for cpu in 0..mm.env.cfg.cpus {
+        for m in cgroup_rstat_updated_list(mm, root, cpu, smp_mb_pair) {
+            if css_listed(m) {
+                code.mem_cgroup_css_rstat_flush(mm, m, cpu);
             }
         }
-        trace_flush_end(mm.memcg(root));
-        spin_unlock(&mm.cgroup_rstat_lock);
     }
+    trace_flush_end(mm.memcg(root));
+    spin_unlock(&mm.cgroup_rstat_lock);
 }
 
 /// Mutant: the flusher reads the counters before it unlinks (the callbacks
@@ -303,11 +332,7 @@ impl Memcontrol for TreeNoSkip {
     }
 
     fn __mod_memcg_state<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
-        this_cpu_add(&mm.memcg(memcg).vmstats_percpu.this_cpu::<P>().state, val);
-        if val != 0 {
-            cgroup_rstat_updated(mm, memcg, self.smp_mb_pair);
-        }
-        self.memcg_rstat_updated(mm, memcg, val);
+        mod_memcg_state_tree(self, mm, memcg, val, self.smp_mb_pair);
     }
 
     fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
