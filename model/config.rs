@@ -61,6 +61,22 @@ pub struct Config {
     /// lost one back ("temporary inaccuracies", C4)?
     #[serde(default, skip_serializing_if = "is_false")]
     pub settle_update: bool,
+    /// The lifetime scenario: a memcg dies while the CPUs charge it (see
+    /// [`Death`]); `None` for the flush scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub death: Option<Death>,
+}
+
+/// How a lifetime scenario's memcg dies, and how the CPUs charge it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Death {
+    /// The parent is removed too, concurrently.
+    #[serde(default)]
+    pub parent_dies: bool,
+    /// The CPUs charge the child through a folio's reference (then put it)
+    /// instead of through the objcg under RCU.
+    #[serde(default)]
+    pub folio: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -94,7 +110,88 @@ impl Default for Config {
             ratelimited: 0,
             settle: 0,
             settle_update: false,
+            death: None,
         }
+    }
+}
+
+/// The builder: `Config::default().cpus(3).batch(2).vals(&[1])`, one
+/// method per field, so that adding a field touches this file alone.
+impl Config {
+    /// Set [`Config::cpus`].
+    pub fn cpus(mut self, n: usize) -> Self {
+        self.cpus = n;
+        self
+    }
+    /// Set [`Config::batch`].
+    pub fn batch(mut self, b: i64) -> Self {
+        self.batch = b;
+        self
+    }
+    /// Set [`Config::updates`].
+    pub fn updates(mut self, n: usize) -> Self {
+        self.updates = n;
+        self
+    }
+    /// Set [`Config::vals`].
+    pub fn vals(mut self, v: &[i64]) -> Self {
+        self.vals = v.to_vec();
+        self
+    }
+    /// Set [`Config::readers`].
+    pub fn readers(mut self, n: usize) -> Self {
+        self.readers = n;
+        self
+    }
+    /// Set [`Config::reads`].
+    pub fn reads(mut self, n: usize) -> Self {
+        self.reads = n;
+        self
+    }
+    /// Set [`Config::periodic`].
+    pub fn periodic(mut self, on: bool) -> Self {
+        self.periodic = on;
+        self
+    }
+    /// Set [`Config::ticks`].
+    pub fn ticks(mut self, n: usize) -> Self {
+        self.ticks = n;
+        self
+    }
+    /// Set [`Config::late`].
+    pub fn late(mut self, n: usize) -> Self {
+        self.late = n;
+        self
+    }
+    /// Set [`Config::tree`].
+    pub fn tree(mut self, parents: &[u8]) -> Self {
+        self.tree = parents.to_vec();
+        self
+    }
+    /// Set [`Config::charge`].
+    pub fn charge(mut self, memcgs: &[u8]) -> Self {
+        self.charge = memcgs.to_vec();
+        self
+    }
+    /// Set [`Config::read`].
+    pub fn read(mut self, memcgs: &[u8]) -> Self {
+        self.read = memcgs.to_vec();
+        self
+    }
+    /// Set [`Config::ratelimited`].
+    pub fn ratelimited(mut self, n: usize) -> Self {
+        self.ratelimited = n;
+        self
+    }
+    /// Set [`Config::settle`].
+    pub fn settle(mut self, n: usize) -> Self {
+        self.settle = n;
+        self
+    }
+    /// Set [`Config::settle_update`].
+    pub fn settle_update(mut self, on: bool) -> Self {
+        self.settle_update = on;
+        self
     }
 }
 
@@ -103,51 +200,38 @@ impl Config {
     /// default: the smallest on which v5.19 and v6.0 violate the documented
     /// bound and the off-by-one mutant leaves more stale than v5.19 can.
     pub fn bounds() -> Config {
-        Config {
-            cpus: 2,
-            batch: 1,
-            updates: 4,
-            vals: vec![1],
-            readers: 1,
-            reads: 1,
-            periodic: false,
-            ticks: 0,
-            late: 0,
-            tree: Vec::new(),
-            charge: Vec::new(),
-            read: Vec::new(),
-            ratelimited: 0,
-            settle: 0,
-            settle_update: false,
-        }
+        Config::default().updates(4).vals(&[1]).periodic(false)
     }
 
     /// The configuration `flush_time_bound` is checked on by default: the
     /// periodic work re-queued every `FLUSH_TIME` ticks, on time, racing a
     /// reader that flushes.
     pub fn timed() -> Config {
+        Config::default().updates(3).vals(&[1]).reads(2).ticks(6)
+    }
+
+    /// The lifetime scenarios' statistics state: root, parent, child,
+    /// `cpus` CPUs charging, `MEMCG_CHARGE_BATCH` 64, no reader (main reads
+    /// after quiescence).
+    pub fn lifetime(cpus: usize, death: Death) -> Config {
         Config {
-            cpus: 2,
-            batch: 1,
-            updates: 3,
-            vals: vec![1],
-            readers: 1,
-            reads: 2,
-            periodic: true,
-            ticks: 6,
-            late: 0,
-            tree: Vec::new(),
-            charge: Vec::new(),
-            read: Vec::new(),
-            ratelimited: 0,
-            settle: 0,
-            settle_update: false,
+            death: Some(death),
+            ..Config::default()
+                .cpus(cpus)
+                .batch(64)
+                .tree(&[0, 1])
+                .readers(0)
         }
     }
 
     /// Model threads one execution uses, the main thread included (main
     /// runs the last CPU's updates).
     pub fn threads(&self) -> usize {
+        if let Some(d) = self.death {
+            // Every CPU, the periodic work and each rmdir on threads of
+            // their own; main reads after joining them.
+            return self.cpus + usize::from(self.periodic) + 1 + usize::from(d.parent_dies) + 1;
+        }
         self.cpus.max(1) + self.readers + usize::from(self.periodic) + usize::from(self.ticks > 0)
     }
 
@@ -369,6 +453,15 @@ impl fmt::Display for Config {
         }
         if !self.read.is_empty() {
             write!(f, " read={}", list(&self.read))?;
+        }
+        if let Some(d) = self.death {
+            let who = if d.parent_dies {
+                "child+parent"
+            } else {
+                "child"
+            };
+            let how = if d.folio { "folio" } else { "objcg" };
+            write!(f, " death={who} charge-via={how}")?;
         }
         Ok(())
     }

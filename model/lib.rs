@@ -33,15 +33,18 @@
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod drive;
 pub mod explore;
 pub mod kernel;
 pub mod measure;
 pub mod observe;
 pub mod protocol;
 pub mod report;
+pub mod vocab;
 
-pub use check::{Cell, Plan, Verdict};
+pub use check::run::Verdict;
 pub use config::Config;
+pub use drive::{Cell, Plan};
 pub use explore::{Backend, Platform};
 pub use observe::Property;
 pub use protocol::{Kind, Variant};

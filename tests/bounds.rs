@@ -14,9 +14,9 @@ use memcg_flush_model::measure::bounds::{
     measure_exhaustive, measure_sampled, standard_configs, timed_configs, Bound,
 };
 use memcg_flush_model::measure::derived::{c18_claim, derive, derive_per_memcg};
-use memcg_flush_model::observe::obs::{Actor, Idiom, Op};
-use memcg_flush_model::protocol::proposal_2026::ilog2;
+use memcg_flush_model::protocol::per_memcg::proposal_2026::ilog2;
 use memcg_flush_model::protocol::{Family, Kind};
+use memcg_flush_model::vocab::obs::{Actor, Idiom, Op};
 use memcg_flush_model::{Config, Variant};
 
 const KERNELS: [&str; 2] = ["v5.19", "v6.0"];

@@ -12,7 +12,7 @@ use memcg_flush_model::cli::registry;
 use memcg_flush_model::measure::figures::{
     kernel_versions, render_svg, staleness_vs_cpus, FIGURE_BATCH, RMW_UPDATES_PER_CPU,
 };
-use memcg_flush_model::protocol::proposal_2026::{ilog2, int_sqrt};
+use memcg_flush_model::protocol::per_memcg::proposal_2026::{ilog2, int_sqrt};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

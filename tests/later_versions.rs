@@ -267,7 +267,7 @@ fn outcomes(
     cfg: &Config,
     backend: Backend,
 ) -> (
-    std::collections::BTreeSet<memcg_flush_model::observe::monitor::ReaderOutcome>,
+    std::collections::BTreeSet<memcg_flush_model::observe::plan::ReaderOutcome>,
     bool,
 ) {
     use memcg_flush_model::check::run::{explore_variant, monitor_plan};

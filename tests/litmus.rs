@@ -25,12 +25,12 @@ use memcg_flush_model::kernel::{
     LockName, Locked, SpinLock, Var,
 };
 use memcg_flush_model::measure::bounds::measure_exhaustive;
-use memcg_flush_model::observe::obs::{Access, Actor, Idiom, Op};
 use memcg_flush_model::observe::record::Step;
-use memcg_flush_model::protocol::v5_19::{Memcontrol, State};
-use memcg_flush_model::protocol::v6_4::V6_4;
+use memcg_flush_model::protocol::global::v5_19::{Memcontrol, State};
+use memcg_flush_model::protocol::global::v6_4::V6_4;
 use memcg_flush_model::protocol::Env;
 use memcg_flush_model::report::litmus::{export, MAX_VARIABLES};
+use memcg_flush_model::vocab::obs::{Access, Actor, Idiom, Op};
 use memcg_flush_model::Config;
 
 /// Final values of `x` (starting at 5) after `fetch_add(1)` races `reset`.

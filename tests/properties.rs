@@ -3,12 +3,10 @@
 //! the histories the kernel allows. No protocol runs here.
 
 use memcg_flush_model::config::Config;
-use memcg_flush_model::explore::ghost::Arc;
-use memcg_flush_model::observe::property::attribute;
-use memcg_flush_model::observe::{
-    Access, Actor, GlobalGate, Idiom, LockName, Monitor, MonitorPlan, Obs, Op, Property, Shared,
-    Sink, Tp, Var,
-};
+use memcg_flush_model::observe::properties::attribute;
+use memcg_flush_model::observe::{GlobalGate, Monitor, MonitorPlan, Property, Shared};
+use memcg_flush_model::vocab::{Access, Actor, Idiom, LockName, Obs, Op, Sink, Tp, Var};
+use std::sync::Arc;
 
 const CPU1: Actor = Actor::Cpu(1);
 const READER: Actor = Actor::Reader(0);

@@ -11,8 +11,8 @@ use memcg_flush_model::kernel::{
     atomic_add, atomic_read, atomic_set, this_cpu_add_return, this_cpu_write,
     trace_memcg_flush_stats,
 };
-use memcg_flush_model::protocol::v5_19::{self, Memcontrol, State};
-use memcg_flush_model::protocol::v6_0;
+use memcg_flush_model::protocol::global::v5_19::{self, Memcontrol, State};
+use memcg_flush_model::protocol::global::v6_0;
 use memcg_flush_model::protocol::{Kind, Variant};
 
 /// `memcg_rstat_updated` of v6.0 with the skip test, the units added and
@@ -264,8 +264,8 @@ mod later {
     };
     use memcg_flush_model::protocol::catalogue::batch_times_cpus;
     use memcg_flush_model::protocol::memcg;
-    use memcg_flush_model::protocol::v6_17;
-    use memcg_flush_model::protocol::v6_8::{self, Memcontrol, State};
+    use memcg_flush_model::protocol::per_memcg::v6_17;
+    use memcg_flush_model::protocol::per_memcg::v6_8::{self, Memcontrol, State};
     use memcg_flush_model::protocol::{Kind, Variant};
 
     fn candidate(name: &str, twin: &str, code: impl Memcontrol + Clone) -> Variant {

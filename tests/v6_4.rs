@@ -12,7 +12,7 @@ use memcg_flush_model::cli::registry;
 use memcg_flush_model::explore::Backend;
 use memcg_flush_model::measure::bounds::{measure_exhaustive, measure_sampled, timed_configs};
 use memcg_flush_model::observe::coverage::Event;
-use memcg_flush_model::observe::monitor::FLUSH_TIME;
+use memcg_flush_model::observe::plan::FLUSH_TIME;
 use memcg_flush_model::protocol::Variant;
 use memcg_flush_model::{Config, Property};
 

@@ -11,18 +11,21 @@
 //! clock:    jiffies_64 = 1 .. ticks (abstract time only)
 //! ```
 
+use std::sync::Arc;
+
 use crate::config::Config;
-use crate::explore::ghost::Arc;
-use crate::explore::{ModelJoinHandle, Platform, Scenario, StartGate, ThreadCtx};
+use crate::explore::{ModelJoinHandle, Scenario, StartGate, ThreadCtx};
 use crate::kernel::{atomic_add, atomic_read, atomic_set, read_once, write_once, Atomic};
-use crate::observe::monitor::{Monitor, Shared, FLUSH_TIME};
-use crate::observe::obs::{Actor, Obs, Sink, Var};
-use crate::protocol::{Build, Env, Protocol, Variant};
+use crate::observe::monitor::Monitor;
+use crate::observe::plan::{Shared, FLUSH_TIME};
+use crate::protocol::{Env, Protocol, Variant};
+use crate::vocab::obs::{Actor, Obs, Sink, Var};
+use crate::vocab::Platform;
 
 /// One variant on one configuration, reporting into `shared`.
 pub struct FlushScenario {
-    /// Configuration.
-    pub cfg: Config,
+    /// Configuration, shared with the monitor and every execution.
+    pub cfg: Arc<Config>,
     /// Variant under test.
     pub variant: Variant,
     /// What every execution reports into.
@@ -30,10 +33,11 @@ pub struct FlushScenario {
 }
 
 impl FlushScenario {
-    /// A scenario for `variant` on `cfg`.
-    pub fn new(cfg: &Config, variant: &Variant, shared: Arc<Shared>) -> Self {
+    /// A scenario for `variant` reporting into `shared`, on the plan's
+    /// configuration.
+    pub fn new(variant: &Variant, shared: Arc<Shared>) -> Self {
         FlushScenario {
-            cfg: cfg.clone(),
+            cfg: shared.plan.cfg.clone(),
             variant: variant.clone(),
             shared,
         }
@@ -50,15 +54,15 @@ struct Timer<P: Platform> {
 }
 
 impl Scenario for FlushScenario {
-    fn run<P: Build>(&self) {
+    fn run<P: Platform>(&self) {
         let cfg = &self.cfg;
         let monitor = Monitor::new(self.shared.clone());
         let sink: Arc<dyn Sink> = monitor.clone();
         let ctx = ThreadCtx::new(Actor::Main, Some(sink));
         P::install(ctx.clone());
-        let env = Env::<P>::new(cfg);
+        let env = Env::<P>::new_shared(cfg.clone());
         let jiffies = env.jiffies.clone();
-        let proto: Arc<dyn Protocol<P>> = P::build(&*self.variant.model, env);
+        let proto: Arc<dyn Protocol<P>> = self.variant.flush_model().build::<P>(env);
         let timed = cfg.ticks > 0;
         let timer = Arc::new(Timer::<P> {
             dwork: Atomic::new(Var::Dwork, FLUSH_TIME),
@@ -190,7 +194,7 @@ fn updates<P: Platform>(p: &dyn Protocol<P>, cfg: &Config, cpu: usize) {
     }
 }
 
-/// Eventual conservation (issue 11): `cfg.settle` more flushes of the whole
+/// Eventual conservation: `cfg.settle` more flushes of the whole
 /// tree, the aggregates reported after each; then, with
 /// `cfg.settle_update`, one more 1-page update on each CPU (main standing
 /// for that CPU, whose thread has ended) and one more flush.

@@ -111,6 +111,7 @@ impl ConfigArgs {
             ratelimited: self.ratelimited.unwrap_or(base.ratelimited),
             settle: self.settle.unwrap_or(base.settle),
             settle_update: self.settle_update || base.settle_update,
+            death: base.death,
         }
     }
 

@@ -315,7 +315,7 @@ pub fn witnesses(rows: &[Bound]) -> String {
     let mut out = String::new();
     let mut show = |r: &Bound, steps: &[Step], head: String| {
         let trace = render_columns(
-            &crate::report::explain::initial_state(&r.cfg, &r.variant),
+            &crate::report::initial_state(&r.cfg, &r.variant, r.family),
             steps,
             &head,
             80,
@@ -323,7 +323,7 @@ pub fn witnesses(rows: &[Bound]) -> String {
         let _ = write!(out, "\n{trace}");
     };
     for r in rows {
-        let c18 = crate::measure::derived::c18_claim(&r.cfg, r.trigger);
+        let c18 = crate::check::derived::c18_claim(&r.cfg, r.trigger);
         let mut over = Vec::new();
         if !r.documented_bound_holds() {
             over.push(format!("C1 = {}", r.documented));

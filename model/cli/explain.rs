@@ -7,10 +7,12 @@ use std::time::{Duration, Instant};
 
 use crate::check::{judged, Sizes, Suite};
 use crate::config::Config;
+use crate::drive::explain::{self, Explained, Search, Target};
 use crate::explore::{quiet_panics, Backend, MAX_LOOM_THREADS};
 use crate::observe::property::Property;
 use crate::protocol::Variant;
-use crate::report::explain::{self, Counterexample, Explained, Search, Target};
+use crate::report::{Counterexample, Replay};
+use crate::vocab::Family;
 
 use super::args::{parse_bound, Bound, ConfigArgs, Format};
 
@@ -178,9 +180,13 @@ pub fn configs(
     let mut out: Vec<(String, Config)> = suite
         .entries
         .iter()
+        // Flush variants are tried on every flush entry, lifetime forms on
+        // the lifetime entries.
+        .filter(|e| e.applies_to(Family::Lifetime) == (variant.family == Family::Lifetime))
         .filter(|e| {
             e.backends.iter().any(|b| {
-                judged(property, variant, &e.cfg, b) && (!loom || matches!(b, Backend::Loom { .. }))
+                judged(variant, &e.cfg, b).contains(&property)
+                    && (!loom || matches!(b, Backend::Loom { .. }))
             })
         })
         .map(|e| (e.name.clone(), e.cfg.clone()))
@@ -231,6 +237,7 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
                 variant: &variant,
                 registry,
                 property,
+                rcu: None,
             };
             match explain::explain(&t, search, share) {
                 Explained::Found(c) => {
@@ -280,7 +287,7 @@ fn search_name(s: &Search) -> String {
 
 /// `flushcheck replay`.
 pub fn replay_cmd(a: &ReplayArgs, registry: &[Variant]) -> Result<ExitCode, String> {
-    let r = explain::Replay::from_token(&a.token)?;
+    let r = Replay::from_token(&a.token)?;
     Variant::find(registry, &r.variant)?;
     quiet_panics();
     match explain::replay(&a.token, registry) {

@@ -4,10 +4,11 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::check::fuzz::{self, Bounds, Event, Finding, FuzzReport, FuzzSpec, Tried};
+use crate::drive::fuzz::{self, Bounds, Event, Finding, FuzzReport, FuzzSpec, Tried};
 use crate::explore::{quiet_panics, Backend};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
+use crate::vocab::Family;
 
 use super::args::{print_json, truncate, Format};
 use super::explain::render;
@@ -109,7 +110,7 @@ pub fn build_spec(a: &FuzzArgs, registry: &[Variant]) -> Result<FuzzSpec, String
         ));
     }
     let properties: Vec<Property> = if a.property.is_empty() {
-        Property::ALL.to_vec()
+        Property::of_family(Family::Global).collect()
     } else {
         a.property
             .iter()
@@ -336,7 +337,10 @@ pub fn summary(r: &FuzzReport, spec: &FuzzSpec) -> String {
         let by: Vec<String> = v
             .killed_by
             .iter()
-            .map(|(p, b)| format!("{p} on {}", b.join("/")))
+            .map(|d| {
+                let b: Vec<&str> = d.backends.iter().map(|b| b.name()).collect();
+                format!("{} on {}", d.property, b.join("/"))
+            })
             .collect();
         out += &format!(
             "  survived {}: designated killers {}\n",

@@ -6,12 +6,13 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::check::{
-    matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan, RunResult, Sizes, Suite, Verdict,
-};
+use crate::check::run::{judged, RunResult, Verdict};
+use crate::check::{Sizes, Suite};
+use crate::drive::{matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan};
 use crate::explore::{quiet_panics, Backend, Shard};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
+use crate::vocab::{BackendName, Family};
 
 use super::args::{parse_bound, print_json, truncate, Bound, ConfigArgs, Format};
 
@@ -143,15 +144,11 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
             .map(|p| Property::by_name(p))
             .collect::<Result<_, _>>()?;
     }
-    for b in &args.backend {
-        if !Backend::NAMES.contains(&b.as_str()) {
-            return Err(format!(
-                "unknown backend {b:?}: expected one of {}",
-                Backend::NAMES.join(", ")
-            ));
-        }
-    }
-    plan.backends = args.backend.clone();
+    plan.backends = args
+        .backend
+        .iter()
+        .map(|b| BackendName::parse(b))
+        .collect::<Result<_, _>>()?;
     plan.budget = Duration::from_secs(args.budget);
     if let Some(j) = args.jobs {
         if j == 0 {
@@ -210,42 +207,20 @@ pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, Strin
     let plan = build_plan(args, registry)?;
     quiet_panics();
     let (m, elapsed) = run_with_progress(&plan, args.in_process);
-    // The whole default matrix also runs the lifetime cells (issue 12);
-    // `flushcheck lifetime` runs them alone.
-    let whole = args.variant.is_empty()
-        && args.entry.is_empty()
-        && args.property.is_empty()
-        && args.backend.is_empty()
-        && !args.cfg.given()
-        && args.shard.is_none();
-    let life_start = Instant::now();
-    let life = if whole {
-        crate::cli::lifetime::default_cells(Duration::from_secs(args.budget))
-    } else {
-        Vec::new()
-    };
-    let life_elapsed = life_start.elapsed();
     let format = if args.json { Format::Json } else { args.format };
     match format {
-        Format::Json => print_json(&[m.cells.clone(), life.clone()].concat())?,
+        Format::Json => print_json(&m.cells)?,
         Format::Text => {
             print!("{}", suite_text(&plan));
             print!("{}", table(&plan, &m.cells, true));
             if args.runs {
                 print!("{}", runs_table(&m.runs));
             }
-            if whole {
-                print!("\nlifetime (flushcheck lifetime; docs/findings.md section 16):");
-                print!("{}", cell_rows(&life, true));
-            }
             print!("{}", summary(&plan, &m.cells, elapsed));
-            if whole {
-                print!("{}", crate::cli::lifetime::summary(&life, life_elapsed));
-            }
         }
         Format::Markdown => print!("{}", markdown(&plan, &m.cells, elapsed)),
     }
-    Ok(if matrix_ok(&m.cells) && matrix_ok(&life) {
+    Ok(if matrix_ok(&m.cells) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -269,8 +244,8 @@ pub fn suite_text(plan: &Plan) -> String {
         let backends: Vec<&str> = e
             .backends
             .iter()
+            .filter(|b| plan.runs_backend(b))
             .map(|b| b.name())
-            .filter(|b| plan.backends.is_empty() || plan.backends.iter().any(|n| n == b))
             .collect();
         let _ = writeln!(out, "  {:<w$}  {}  [{}]", e.name, e.cfg, backends.join(" "));
     }
@@ -402,9 +377,62 @@ pub fn runs_table(runs: &[RunResult]) -> String {
     out
 }
 
-/// The summary lines: counts, survivals, weak holds, configurations per
-/// property.
+/// The summary lines: one for the flush protocol's cells and, when the
+/// run has any, one for the lifetime wing's; each with its counts and
+/// what was not as expected; then the configurations per property.
 pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
+    let life = |c: &&Cell| plan_family(plan, &c.variant) == Some(Family::Lifetime);
+    let flush: Vec<Cell> = cells.iter().filter(|c| !life(c)).cloned().collect();
+    let lifetime: Vec<Cell> = cells.iter().filter(life).cloned().collect();
+    let mut out = String::new();
+    if !flush.is_empty() || lifetime.is_empty() {
+        out += &family_summary(
+            plan,
+            &flush,
+            &format!("{} cells in {:.1} s", flush.len(), elapsed.as_secs_f64()),
+            true,
+        );
+    }
+    if !lifetime.is_empty() {
+        out += &family_summary(
+            plan,
+            &lifetime,
+            &format!("lifetime: {} cells", lifetime.len()),
+            false,
+        );
+    }
+    let mut per: Vec<String> = Vec::new();
+    for p in &plan.properties {
+        let n = plan
+            .suite
+            .entries
+            .iter()
+            .filter(|e| {
+                e.backends.iter().filter(|b| plan.runs_backend(b)).any(|b| {
+                    plan.variants
+                        .iter()
+                        .any(|v| e.applies_to(v.family) && judged(v, &e.cfg, b).contains(p))
+                })
+            })
+            .count();
+        if n > 0 {
+            per.push(format!("{} {n}", p.name()));
+        }
+    }
+    let _ = writeln!(out, "configurations per property: {}", per.join(", "));
+    out
+}
+
+fn plan_family(plan: &Plan, variant: &str) -> Option<Family> {
+    plan.variants
+        .iter()
+        .find(|v| v.name == variant)
+        .map(|v| v.family)
+}
+
+/// One summary line over `cells`, starting with `head`, and a line per
+/// cell not as expected. `weak` adds the weak-holds counts.
+fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String {
     let must_hold_bad: Vec<String> = cells
         .iter()
         .filter(|c| c.expect == Expect::Holds && !c.ok)
@@ -437,17 +465,13 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
         .iter()
         .filter(|c| c.expect == Expect::Finding && c.ok)
         .count();
-    let unseen = cells.iter().filter(|c| c.race_not_seen()).count();
-    let epoch = cells.iter().filter(|c| c.epoch_not_reached()).count();
-    let mutants = plan
+    let mutants: Vec<&Variant> = plan
         .variants
         .iter()
-        .filter(|v| v.kind == Kind::Mutant)
-        .count();
-    let killed = plan
-        .variants
+        .filter(|v| v.kind == Kind::Mutant && cells.iter().any(|c| c.variant == v.name))
+        .collect();
+    let killed = mutants
         .iter()
-        .filter(|v| v.kind == Kind::Mutant)
         .filter(|v| {
             cells
                 .iter()
@@ -456,15 +480,23 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
         })
         .count();
     let mut out = format!(
-        "{} cells in {:.1} s: must-hold violations {}, mutants killed {killed}/{mutants}, \
+        "{head}: must-hold violations {}, mutants killed {killed}/{}, \
          mutant survivals {}, findings shown {findings_shown}, findings missed {}, \
-         inconclusive {inconclusive}, race not seen {unseen}, later epoch not reached {epoch}\n",
-        cells.len(),
-        elapsed.as_secs_f64(),
+         inconclusive {inconclusive}",
         must_hold_bad.len(),
+        mutants.len(),
         survived.len(),
         findings_missed.len(),
     );
+    if weak {
+        let unseen = cells.iter().filter(|c| c.race_not_seen()).count();
+        let epoch = cells.iter().filter(|c| c.epoch_not_reached()).count();
+        let _ = write!(
+            out,
+            ", race not seen {unseen}, later epoch not reached {epoch}"
+        );
+    }
+    out.push('\n');
     for s in must_hold_bad {
         let _ = writeln!(out, "  not held: {s}");
     }
@@ -474,23 +506,6 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
     for s in findings_missed {
         let _ = writeln!(out, "  finding not shown: {s}");
     }
-    let mut per: Vec<String> = Vec::new();
-    for p in &plan.properties {
-        let n = plan
-            .suite
-            .entries
-            .iter()
-            .filter(|e| {
-                e.backends.iter().filter(|b| plan.runs_backend(b)).any(|b| {
-                    plan.variants
-                        .iter()
-                        .any(|v| e.applies_to(v.family) && crate::check::judged(*p, v, &e.cfg, b))
-                })
-            })
-            .count();
-        per.push(format!("{} {n}", p.name()));
-    }
-    let _ = writeln!(out, "configurations per property: {}", per.join(", "));
     out
 }
 

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::check::{matrix_ok, merge_shards, Cell, Plan, Suite};
+use crate::check::Suite;
+use crate::drive::{matrix_ok, merge_shards, Cell, Plan};
 use crate::protocol::Variant;
 
 use super::args::print_json;

@@ -7,6 +7,7 @@
 pub mod args;
 pub mod bench;
 pub mod bounds;
+pub mod compare;
 pub mod exhaustive;
 pub mod explain;
 pub mod fuzz;
@@ -22,7 +23,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::protocol::Variant;
+use crate::protocol::{catalogue, Variant};
 
 /// Model-check the memcg stats flush protocol (v5.19 to v6.17 and the 2026
 /// proposal) under loom, shuttle and real threads, and print the verdict
@@ -73,6 +74,9 @@ enum Command {
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge(merge::MergeArgs),
+    /// Compare two `--json` matrices by verdict class (holds, holds*,
+    /// violated, inconclusive, not run); exit 1 if any cell differs.
+    Compare(compare::CompareArgs),
     /// Internal: run one exploration given as JSON and print the result as
     /// JSON.
     #[command(name = "__run", hide = true)]
@@ -85,8 +89,7 @@ enum Command {
 /// Every variant known to this process: the catalogue, the benchmark
 /// bound, and `extra`. Names must be unique.
 pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
-    let mut all = Variant::all();
-    all.push(Variant::no_global());
+    let mut all = catalogue::with_bounds();
     for v in extra {
         if all.iter().any(|w| w.name == v.name) {
             return Err(format!(
@@ -143,6 +146,7 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         None => matrix::matrix(&cli.matrix, &registry),
         Some(Command::Run { spec }) => return run::run_spec(spec, &registry),
         Some(Command::Merge(a)) => merge::merge(a, &registry),
+        Some(Command::Compare(a)) => compare::compare(a),
         Some(Command::Explain(a)) => explain::explain_cmd(a, &registry),
         Some(Command::Replay(a)) => explain::replay_cmd(a, &registry),
         Some(Command::Report(a)) => report::report(a, &registry),
@@ -152,7 +156,7 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         Some(Command::Plot(a)) => plot::plot(a, &registry),
         Some(Command::Perf(a)) => perf::perf(a, &registry),
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
-        Some(Command::Lifetime(a)) => lifetime::lifetime(a),
+        Some(Command::Lifetime(a)) => lifetime::lifetime(a, &registry),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

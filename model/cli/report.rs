@@ -5,10 +5,12 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use crate::check::{matrix_ok, Verdict};
+use crate::check::run::Verdict;
+use crate::drive::explain::{self, Explained, Search, Target};
+use crate::drive::matrix_ok;
 use crate::explore::{quiet_panics, Backend};
 use crate::protocol::Variant;
-use crate::report::explain::{self, Explained, Search, Target};
+use crate::vocab::BackendName;
 
 use super::args::Format;
 use super::explain::render;
@@ -54,8 +56,8 @@ pub fn report(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> 
             continue;
         };
         let variant = Variant::find(registry, &c.variant)?;
-        let search = match c.backend.as_str() {
-            "loom" => Search::Loom { max_bound: Some(3) },
+        let search = match c.backend {
+            BackendName::Loom => Search::Loom { max_bound: Some(3) },
             _ => Search::Shuttle {
                 backend: Backend::ShuttlePct {
                     iterations: a.matrix.shuttle_iterations,
@@ -74,6 +76,7 @@ pub fn report(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> 
             variant: &variant,
             registry,
             property: c.property,
+            rcu: None,
         };
         match explain::explain(&t, &search, plan.budget) {
             Explained::Found(x) => md.push_str(&render(&x, Format::Markdown, 80)?),

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::explore::dfs::{self, Dfs, DfsStats};
 use crate::explore::platform::{self, Loom, Shuttle, Std, MAX_LOOM_THREADS};
 use crate::explore::sched::{mix, PerSchedule};
+pub use crate::vocab::BackendName;
 
 /// Where a backend's knobs are set for one exploration.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -59,25 +60,21 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Short name used in tables and JSON.
-    pub fn name(&self) -> &'static str {
+    /// Which backend this is.
+    pub fn id(&self) -> BackendName {
         match self {
-            Backend::Loom { .. } => "loom",
-            Backend::ShuttleRandom { .. } => "shuttle-random",
-            Backend::ShuttlePct { .. } => "shuttle-pct",
-            Backend::ShuttleDfs { .. } => "shuttle-dfs",
-            Backend::Std { .. } => "std",
+            Backend::Loom { .. } => BackendName::Loom,
+            Backend::ShuttleRandom { .. } => BackendName::ShuttleRandom,
+            Backend::ShuttlePct { .. } => BackendName::ShuttlePct,
+            Backend::ShuttleDfs { .. } => BackendName::ShuttleDfs,
+            Backend::Std { .. } => BackendName::Std,
         }
     }
 
-    /// Every backend name, in report order.
-    pub const NAMES: [&'static str; 5] = [
-        "loom",
-        "shuttle-random",
-        "shuttle-pct",
-        "shuttle-dfs",
-        "std",
-    ];
+    /// Short name used in tables and JSON.
+    pub fn name(&self) -> &'static str {
+        self.id().name()
+    }
 
     /// Whether a finished search covers every execution of the scenario.
     ///
@@ -152,7 +149,7 @@ impl fmt::Display for Backend {
 /// Something that can run one execution on any platform.
 pub trait Scenario: Send + Sync + 'static {
     /// Run one execution. Violations panic.
-    fn run<P: crate::protocol::Build>(&self);
+    fn run<P: crate::vocab::Platform>(&self);
 }
 
 /// How an exploration ended.

@@ -3,8 +3,8 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::explore::{BackendKind, ModelAtomic, Platform};
-use crate::observe::obs::{Access, Idiom, Obs, Op, Var};
+use crate::vocab::obs::{Access, Idiom, Obs, Op, Var};
+use crate::vocab::{BackendKind, ModelAtomic, Platform};
 
 /// An `atomic_t` (also `atomic64_t`, `atomic_long_t`), or a shared `long`
 /// accessed with `READ_ONCE`/`WRITE_ONCE`, named by the kernel variable it

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::explore::Platform;
+use crate::vocab::Platform;
 
 /// `smp_mb()`: a full barrier.
 ///

@@ -2,10 +2,10 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::explore::dfs;
-use crate::explore::{ModelAtomic, ModelCell, Platform};
 use crate::kernel::atomic::{observe, store_against_rmw};
-use crate::observe::obs::{Idiom, LockName, Op, Var};
+use crate::vocab::footprint;
+use crate::vocab::obs::{Idiom, LockName, Op, Var};
+use crate::vocab::{ModelAtomic, ModelCell, Platform};
 
 /// A `spinlock_t`: `stats_flush_lock` (trylock only) or `cgroup_rstat_lock`.
 pub struct SpinLock<P: Platform> {
@@ -72,9 +72,9 @@ pub fn spin_lock<P: Platform>(lock: &SpinLock<P>) {
                 ok: false,
             };
             observe::<P>(lock.var(), op, Idiom::SpinLock);
-            snap = dfs::spin_snapshot();
+            snap = footprint::spin_snapshot();
         } else {
-            dfs::spin_restore(snap);
+            footprint::spin_restore(snap);
         }
         P::yield_now();
     }
@@ -122,7 +122,7 @@ impl<P: Platform> Locked<P> {
 
     /// Plain read; the caller holds the protecting lock.
     pub fn get(&self) -> i64 {
-        crate::explore::platform::note_cell(self.var);
+        P::note_cell(self.var);
         // SAFETY: callers hold the lock; under loom a missing lock is a
         // reported race, not undefined behaviour.
         let v = unsafe { self.cell.get() };
@@ -132,7 +132,7 @@ impl<P: Platform> Locked<P> {
 
     /// Plain write; the caller holds the protecting lock.
     pub fn set(&self, v: i64) {
-        crate::explore::platform::note_cell(self.var);
+        P::note_cell(self.var);
         // SAFETY: as for `get`.
         unsafe { self.cell.set(v) };
         observe::<P>(self.var, Op::Write(v), Idiom::Plain);

@@ -3,9 +3,9 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::explore::{ModelCell, Platform};
 use crate::kernel::atomic::{observe, read_once_as, write_once_as, Atomic};
-use crate::observe::obs::{Actor, Idiom, Op, Var};
+use crate::vocab::obs::{Actor, Idiom, Op, Var};
+use crate::vocab::{ModelCell, Platform};
 
 /// `smp_processor_id()`: the CPU the calling updater thread stands for.
 ///
@@ -69,7 +69,7 @@ impl<P: Platform> CpuLocal<P> {
 /// owner-only, so a plain read and write.
 pub fn this_cpu_add_return<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) -> i64 {
     let c = pcp.this_cpu::<P>();
-    crate::explore::platform::note_cell(c.var);
+    P::note_cell(c.var);
     // SAFETY: only the owning CPU's thread touches a CpuLocal.
     let x = unsafe {
         let x = c.cell.get() + val;
@@ -83,7 +83,7 @@ pub fn this_cpu_add_return<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) -> 
 /// `__this_cpu_read(pcp)` on the calling CPU's counter.
 pub fn this_cpu_read<P: Platform>(pcp: &PerCpu<CpuLocal<P>>) -> i64 {
     let c = pcp.this_cpu::<P>();
-    crate::explore::platform::note_cell(c.var);
+    P::note_cell(c.var);
     // SAFETY: only the owning CPU's thread touches a CpuLocal.
     let x = unsafe { c.cell.get() };
     observe::<P>(c.var, Op::Read(x), Idiom::ThisCpuRead);
@@ -93,7 +93,7 @@ pub fn this_cpu_read<P: Platform>(pcp: &PerCpu<CpuLocal<P>>) -> i64 {
 /// `__this_cpu_write(pcp, val)` on the calling CPU's counter.
 pub fn this_cpu_write<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) {
     let c = pcp.this_cpu::<P>();
-    crate::explore::platform::note_cell(c.var);
+    P::note_cell(c.var);
     // SAFETY: only the owning CPU's thread touches a CpuLocal.
     unsafe { c.cell.set(val) };
     observe::<P>(c.var, Op::Write(val), Idiom::ThisCpuWrite);

@@ -26,11 +26,11 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::explore::dfs;
-use crate::explore::{BackendKind, ModelAtomic, Platform};
 use crate::kernel::atomic::observe;
 use crate::kernel::Atomic;
-use crate::observe::obs::{Idiom, Op, Var};
+use crate::vocab::footprint;
+use crate::vocab::obs::{Idiom, Op, Var};
+use crate::vocab::{BackendKind, ModelAtomic, Platform};
 
 /// Which RCU implementation an execution uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -281,9 +281,9 @@ pub fn synchronize_rcu<P: Platform>(rcu: &Rcu<P>, th: &RcuThread) {
                         break;
                     }
                     if snap.is_none() {
-                        snap = dfs::spin_snapshot();
+                        snap = footprint::spin_snapshot();
                     } else {
-                        dfs::spin_restore(snap);
+                        footprint::spin_restore(snap);
                     }
                     P::yield_now();
                 }

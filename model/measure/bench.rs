@@ -21,10 +21,11 @@ use serde::Serialize;
 use crate::check::on_fresh_thread;
 use crate::config::Config;
 use crate::explore::{Bare, Platform, Std, ThreadCtx};
-use crate::observe::monitor::{Monitor, MonitorPlan, Shared};
-use crate::observe::obs::{Actor, Obs, Sink};
+use crate::observe::monitor::Monitor;
+use crate::observe::plan::{MonitorPlan, Shared};
 use crate::protocol::memcg::ROOT_MEM_CGROUP;
-use crate::protocol::{Build, Env, Protocol, Variant};
+use crate::protocol::{catalogue, Env, Kind, Protocol, Variant};
+use crate::vocab::obs::{Actor, Obs, Sink};
 
 /// `MEMCG_CHARGE_BATCH` in v5.19 and v6.0.
 pub const MEMCG_CHARGE_BATCH: i64 = 32;
@@ -65,23 +66,11 @@ impl HotPath {
 
     /// The configuration the protocol is built with.
     pub fn config(&self) -> Config {
-        Config {
-            cpus: self.threads,
-            batch: MEMCG_CHARGE_BATCH,
-            updates: self.updates,
-            vals: vec![1],
-            readers: 1,
-            reads: 1,
-            periodic: true,
-            ticks: 0,
-            late: 0,
-            tree: Vec::new(),
-            charge: Vec::new(),
-            read: Vec::new(),
-            ratelimited: 0,
-            settle: 0,
-            settle_update: false,
-        }
+        Config::default()
+            .cpus(self.threads)
+            .batch(MEMCG_CHARGE_BATCH)
+            .updates(self.updates)
+            .vals(&[1])
     }
 }
 
@@ -110,7 +99,7 @@ pub struct Measured {
 
 /// Run the hot path once for `variant`.
 pub fn run(variant: &Variant, hp: &HotPath) -> Measured {
-    let proto = <Bare as Build>::build(&*variant.model, Env::<Bare>::new(&hp.config()));
+    let proto = variant.flush_model().build::<Bare>(Env::new(&hp.config()));
     let done = Arc::new(AtomicBool::new(false));
     let start_line = Arc::new(Barrier::new(hp.threads + 1));
     let updaters: Vec<_> = (0..hp.threads)
@@ -216,18 +205,18 @@ pub fn count_rmws_batch(
     flush_every: usize,
 ) -> (u64, u64) {
     let hp = HotPath::new(threads, total / threads);
-    let model = variant.model.clone();
+    let model = variant.flush_model().clone();
     on_fresh_thread(move || {
         let cfg = Config {
             batch,
             ..hp.config()
         };
-        let shared = Shared::new(MonitorPlan::new(&cfg, true));
+        let shared = Shared::new(MonitorPlan::new(Arc::new(cfg.clone()), true, Vec::new()));
         let monitor = Monitor::new(shared.clone());
         let sink: Arc<dyn Sink> = monitor.clone();
         let ctx = ThreadCtx::new(Actor::Main, Some(sink));
         Std::install(ctx.clone());
-        let proto = <Std as Build>::build(&*model, Env::<Std>::new(&cfg));
+        let proto = model.build::<Std>(Env::new(&cfg));
         // Each actor gets its own step lock; with one OS thread no lock is
         // ever contended.
         let play = |actor: Actor| {
@@ -302,7 +291,7 @@ pub fn compare(
     reps: usize,
     progress: &dyn Fn(&str),
 ) -> Vec<Row> {
-    let variants = [Variant::v5_19(), Variant::v6_0(), Variant::no_global()];
+    let variants = catalogue::bench_subjects();
     threads
         .iter()
         .map(|&t| {
@@ -368,10 +357,11 @@ pub fn compare_barriers(
     reps: usize,
     progress: &dyn Fn(&str),
 ) -> Vec<BarrierRow> {
-    let family = Variant::rstat_tree_family();
-    let variants: Vec<Variant> = ["v6.8-tree", "v6.8-tree-mb", "v6.17-tree", "v6.17-tree-mb"]
-        .iter()
-        .map(|n| Variant::find(&family, n).expect("a tree variant"))
+    // The kernel's updated-tree forms in catalogue order: each version
+    // without the barrier pair, then with it.
+    let variants: Vec<Variant> = catalogue::all()
+        .into_iter()
+        .filter(|v| v.kind == Kind::Kernel && v.updated_tree.is_some())
         .collect();
     threads
         .iter()

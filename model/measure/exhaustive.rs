@@ -14,11 +14,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::check::run::{explore_variant, judge, judged, monitor_plan};
+use crate::check::run::{explore_variant, judge, judged, monitor_plan, subject};
 use crate::config::Config;
 use crate::explore::{Backend, Outcome, Progress, Shard};
 use crate::observe::coverage::{Event, Max, Split};
-use crate::observe::property::Property;
 use crate::protocol::Variant;
 
 /// What one exhaustive search of one variant reported.
@@ -118,9 +117,19 @@ pub fn summarize(
     budget: Duration,
     progress: Option<&str>,
 ) -> Result<Summary, String> {
-    let plan = monitor_plan(variant, registry, cfg, backend)?;
+    let judged = judged(variant, cfg, backend);
+    let plan = monitor_plan(variant, registry, cfg, backend, judged.clone())?;
     let progress = progress.map(|l| Progress::new(l, Duration::from_secs(5)));
-    let (e, shared) = explore_variant(variant, plan, backend, Shard::default(), budget, progress);
+    let (e, shared) = explore_variant(
+        variant,
+        plan,
+        backend,
+        Shard::default(),
+        budget,
+        progress,
+        None,
+    );
+    let subject = subject(variant, cfg, backend);
     let m = &shared.measures;
     let max = |x: &Max| x.get().map_or((0, [0; 4]), |(v, s, _)| (v, s));
     Ok(Summary {
@@ -138,11 +147,10 @@ pub fn summarize(
         revisits: e.revisits,
         pruned: e.pruned,
         seconds: e.elapsed.as_secs_f64(),
-        verdicts: Property::ALL
+        verdicts: judged
             .into_iter()
-            .filter(|p| judged(*p, variant, cfg, backend))
             .map(|p| {
-                let j = judge(p, cfg, &e.outcome, &shared);
+                let j = judge(p, &subject, &e.outcome, &shared);
                 format!("{}={}", p.name(), j.verdict.name())
             })
             .collect(),

@@ -28,7 +28,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::measure::bench::count_rmws_batch;
 use crate::measure::bounds::derived_for;
-use crate::protocol::proposal_2026::ilog2;
+use crate::protocol::per_memcg::proposal_2026::ilog2;
 use crate::protocol::{Kind, Variant};
 
 /// `MEMCG_CHARGE_BATCH` of the figures: 64, its value from v6.1 on (v5.19

@@ -6,7 +6,6 @@
 
 pub mod bench;
 pub mod bounds;
-pub mod derived;
 pub mod exhaustive;
 pub mod figures;
 pub mod perf;

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::observe::obs::{Access, Actor, Idiom, LifeEvent, Obs, Op, Tp, Var};
+use crate::vocab::obs::{Access, Actor, Idiom, LifeEvent, Obs, Op, Tp, Var};
 
 /// One kernel-level step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +46,13 @@ U.m[c] memcg m's vmstats_percpu->stats_updates on CPU c (v6.8+)
 thr.m  memcg m's vmstats->stats_updates
 agg.m  memcg m's vmstats->state[0]
 rstat  cgroup_rstat_lock (v6.17+: css_rstat_flush() takes it per CPU)";
+
+/// [`LEGEND`] for the lifetime scenarios.
+pub const LEGEND_LIFE: &str = "S.m[c]    memcg m's vmstats_percpu->state[0] on CPU c
+agg.m     memcg m's vmstats->state[0]
+on.m[c]   memcg m on CPU c's updated tree (v6.8 form); ln.m[c], lhead[c]: the llist (v6.17+)
+refcnt.m  css->refcnt; rstat_css_node.m: on rstat_css_list (up to v6.14)
+objcg     objcg->memcg, the memcg updaters charge through RCU";
 
 /// The text of an observation's step, or `None` for observations traces
 /// leave out (a flusher's plain bookkeeping, tracepoints that only mark

@@ -28,8 +28,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::observe::obs::{Access, Actor, Idiom, LockName, Op, Var};
 use crate::observe::record::Step;
+use crate::vocab::obs::{Access, Actor, Idiom, LockName, Op, Var};
 
 /// The most shared variables an exported test may use.
 pub const MAX_VARIABLES: usize = 4;

@@ -1,0 +1,15 @@
+//! Drivers: what combines runs (crate::check::run) into answers. The
+//! matrix runs every variant on every suite entry under every backend and
+//! sums the runs up into cells ([`matrix`], [`cells`], with the loom form
+//! of `no_lost_flush` in [`differential`]); [`fuzz`] draws configurations
+//! and shrinks what fails; [`explain`] searches for the shortest
+//! counterexample of one property.
+
+pub mod cells;
+pub mod differential;
+pub mod explain;
+pub mod fuzz;
+pub mod matrix;
+
+pub use cells::{matrix_ok, merge_shards, Cell, ConfigVerdict, Expect};
+pub use matrix::{run_matrix, Executor, Matrix, Plan};
