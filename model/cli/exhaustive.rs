@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::explore::quiet_panics;
 use crate::measure::exhaustive::{growth_config, side_by_side, SideBySide, Summary, MEASURES};
-use crate::protocol::{Kind, Variant};
+use crate::protocol::{catalogue, Kind, Variant};
 
 use super::args::{print_json, truncate, ConfigArgs};
 
@@ -191,7 +191,7 @@ pub fn table(cfg: &Config, rows: &[SideBySide]) -> String {
 }
 
 fn growth(a: &ExhaustiveArgs, registry: &[Variant], budget: Duration) -> Result<ExitCode, String> {
-    let v = Variant::find(registry, "v6.0")?;
+    let v = Variant::find(registry, catalogue::MEASURED)?;
     let mut rows: Vec<SideBySide> = Vec::new();
     // Once a search does not finish, it is not tried on configurations at
     // least as large in both CPUs and updates.

@@ -12,7 +12,7 @@ use crate::explore::{quiet_panics, Backend, MAX_LOOM_THREADS};
 use crate::observe::property::Property;
 use crate::protocol::Variant;
 use crate::report::{Counterexample, Replay};
-use crate::vocab::Family;
+use crate::vocab::{BackendName, Family};
 
 use super::args::{parse_bound, Bound, ConfigArgs, Format};
 
@@ -130,36 +130,39 @@ pub fn render(c: &Counterexample, format: Format, width: usize) -> Result<String
 
 /// The searches `explain` runs for these flags.
 fn searches(a: &ExplainArgs) -> Result<Vec<Search>, String> {
-    let shuttle = |name: &str| match name {
-        "shuttle-random" => Some(Backend::ShuttleRandom {
+    let shuttle = |name: BackendName| match name {
+        BackendName::ShuttleRandom => Some(Backend::ShuttleRandom {
             iterations: a.shuttle_iterations,
             seed: a.seed,
         }),
-        "shuttle-pct" => Some(Backend::ShuttlePct {
+        BackendName::ShuttlePct => Some(Backend::ShuttlePct {
             iterations: a.shuttle_iterations,
             depth: a.pct_depth,
             seed: a.seed,
         }),
         _ => None,
     };
+    let bad = |name: &str| {
+        format!("--backend {name}: explain searches with loom, shuttle-random or shuttle-pct")
+    };
     let loom = Search::Loom {
         max_bound: a.max_preemptions.0,
     };
-    Ok(match a.backend.as_deref() {
+    let chosen = match a.backend.as_deref() {
+        None => None,
+        Some(name) => Some(BackendName::parse(name).map_err(|_| bad(name))?),
+    };
+    Ok(match chosen {
         None => vec![
             loom,
             Search::Shuttle {
-                backend: shuttle("shuttle-pct").expect("known"),
+                backend: shuttle(BackendName::ShuttlePct).expect("a sampling backend"),
                 runs: a.runs,
             },
         ],
-        Some("loom") => vec![loom],
+        Some(BackendName::Loom) => vec![loom],
         Some(name) => vec![Search::Shuttle {
-            backend: shuttle(name).ok_or_else(|| {
-                format!(
-                    "unknown backend {name:?}: expected one of loom, shuttle-random, shuttle-pct"
-                )
-            })?,
+            backend: shuttle(name).ok_or_else(|| bad(name.name()))?,
             runs: a.runs,
         }],
     })
@@ -213,7 +216,12 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
         } else {
             usize::MAX
         };
-        cfg.validate(max, if max == usize::MAX { "shuttle" } else { "loom" })?;
+        let by = if max == usize::MAX {
+            BackendName::ShuttlePct
+        } else {
+            BackendName::Loom
+        };
+        cfg.validate(max, by.name())?;
     }
     quiet_panics();
     let budget = Duration::from_secs(a.budget);
@@ -225,7 +233,11 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
         let cfgs = configs(&a.cfg, &variant, property, loom);
         let share = budget / (cfgs.len().max(1) as u32);
         for (name, cfg) in &cfgs {
-            if loom && cfg.validate(MAX_LOOM_THREADS, "loom").is_err() {
+            if loom
+                && cfg
+                    .validate(MAX_LOOM_THREADS, BackendName::Loom.name())
+                    .is_err()
+            {
                 continue;
             }
             if start.elapsed() > budget {
@@ -280,7 +292,7 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
 
 fn search_name(s: &Search) -> String {
     match s {
-        Search::Loom { .. } => "loom".into(),
+        Search::Loom { .. } => BackendName::Loom.name().into(),
         Search::Shuttle { backend, .. } => backend.name().into(),
     }
 }

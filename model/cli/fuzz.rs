@@ -94,7 +94,7 @@ pub fn build_spec(a: &FuzzArgs, registry: &[Variant]) -> Result<FuzzSpec, String
     let variants: Vec<Variant> = if a.variant.is_empty() {
         registry
             .iter()
-            .filter(|v| v.kind.must_hold())
+            .filter(|v| v.kind.must_hold() && v.family != Family::Lifetime)
             .cloned()
             .collect()
     } else {
@@ -103,6 +103,12 @@ pub fn build_spec(a: &FuzzArgs, registry: &[Variant]) -> Result<FuzzSpec, String
             .map(|n| Variant::find(registry, n))
             .collect::<Result<_, _>>()?
     };
+    if let Some(v) = variants.iter().find(|v| v.family == Family::Lifetime) {
+        return Err(format!(
+            "--variant {}: a lifetime form; fuzz draws flush-protocol configurations",
+            v.name
+        ));
+    }
     if let Some(v) = variants.iter().find(|v| v.kind == Kind::Bound) {
         return Err(format!(
             "--variant {}: a benchmark bound, not checked; fuzz takes kernel, benign, candidate and mutant variants",

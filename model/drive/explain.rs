@@ -185,7 +185,7 @@ fn explain_loom(
     let start = Instant::now();
     if !t.property.def().backends.contains(&BackendName::Loom) {
         return Ok(Explained::NotFound {
-            search: "loom".into(),
+            search: BackendName::Loom.name().into(),
             finished: false,
             note: Some(format!("{} is not decided by loom", t.property)),
         });

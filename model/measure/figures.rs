@@ -30,6 +30,7 @@ use crate::measure::bench::count_rmws_batch;
 use crate::measure::bounds::derived_for;
 use crate::protocol::per_memcg::proposal_2026::ilog2;
 use crate::protocol::{Kind, Variant};
+use crate::vocab::Family;
 
 /// `MEMCG_CHARGE_BATCH` of the figures: 64, its value from v6.1 on (v5.19
 /// and v6.0 had 32; one value for every version compares the protocols,
@@ -83,9 +84,13 @@ pub struct Figure {
     pub missing: Vec<String>,
 }
 
-/// The kernel versions of `registry`, in catalogue order.
+/// The flush protocol's kernel versions of `registry`, in catalogue
+/// order.
 pub fn kernel_versions(registry: &[Variant]) -> Vec<&Variant> {
-    registry.iter().filter(|v| v.kind == Kind::Kernel).collect()
+    registry
+        .iter()
+        .filter(|v| v.kind == Kind::Kernel && v.family != Family::Lifetime)
+        .collect()
 }
 
 /// The configuration a staleness point is derived on: `n` CPUs, 1-page

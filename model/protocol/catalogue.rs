@@ -13,6 +13,11 @@ use crate::protocol::{global, lifetime, per_memcg};
 /// measure by default: v6.0, the skip that started the project.
 pub const MEASURED: &str = "v6.0";
 
+/// The mutants `flushcheck bounds` measures beside the kernel versions when
+/// no variant is named: the off-by-one skip, which leaves more stale than
+/// v5.19 can.
+pub const BOUNDS_MUTANTS: [&str; 1] = ["mutant-skip-off-by-one"];
+
 /// Every variant the default run checks: kernel versions, mutants, benign
 /// rewrites and twins of both lineages, and the lifetime forms.
 pub fn all() -> Vec<Variant> {

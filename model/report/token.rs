@@ -10,6 +10,7 @@ use crate::explore::ShuttleSchedule;
 use crate::kernel::rcu::RcuFlavor;
 use crate::observe::plan::ReaderOutcome;
 use crate::observe::property::Property;
+use crate::vocab::BackendName;
 
 /// Everything needed to re-run one failing execution.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -76,7 +77,7 @@ impl Replay {
     /// The backend family, for messages.
     pub fn backend(&self) -> &'static str {
         match self.how {
-            ReplayHow::Loom { .. } => "loom",
+            ReplayHow::Loom { .. } => BackendName::Loom.name(),
             ReplayHow::Shuttle { .. } => "shuttle",
         }
     }
