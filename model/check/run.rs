@@ -15,7 +15,7 @@ use crate::observe::plan::{MonitorPlan, ReaderOutcome, Shared, TwinPlan};
 use crate::observe::properties;
 use crate::observe::property::{self, Property, Subject};
 use crate::protocol::{Code, Family, Variant};
-use crate::vocab::Platform;
+use crate::vocab::{BackendName, Platform};
 
 use super::derived;
 use super::lifetime::{rcu_flavor, LifeScenario};
@@ -67,6 +67,12 @@ pub struct RunSpec {
     /// The RCU implementation of a lifetime run (default: [`rcu_flavor`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcu: Option<RcuFlavor>,
+    /// Stop the search at the first violation of any of these (a mutant's
+    /// designated killers: once one fires, the rest of the search would
+    /// only find it again). The other properties of a run stopped so are
+    /// inconclusive.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arm: Vec<Property>,
 }
 
 impl RunSpec {
@@ -88,6 +94,7 @@ impl RunSpec {
             shard: Shard::default(),
             collect: false,
             rcu: None,
+            arm: Vec::new(),
         }
     }
 }
@@ -212,6 +219,15 @@ pub fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static
         .unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
+/// Whether runs of `variant` under backends `a` and `b` run the same
+/// scenario (a lifetime form may run another RCU under each).
+pub fn scenario_matches(variant: &Variant, a: BackendName, b: BackendName) -> bool {
+    match variant.code {
+        Code::Flush(_) => true,
+        Code::Life(_) => rcu_flavor(a, variant) == rcu_flavor(b, variant),
+    }
+}
+
 /// The scenario of a variant's wing: the flush scenario or the lifetime
 /// scenario, reporting into one [`Shared`].
 pub enum VariantScenario {
@@ -289,6 +305,7 @@ pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
     let judged = judged(&variant, &spec.cfg, &spec.backend);
     let mut plan = monitor_plan(&variant, registry, &spec.cfg, &spec.backend, judged.clone())?;
     plan.collect_outcomes = spec.collect;
+    plan.armed = spec.arm.clone();
     let budget = Duration::from_secs_f64(spec.budget_secs);
     // PCT refuses a scenario with no concurrency (one CPU, on main, alone):
     // there is only one schedule, which a random search runs as well.

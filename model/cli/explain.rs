@@ -50,6 +50,10 @@ pub struct ExplainArgs {
     /// Time budget in seconds.
     #[arg(long, default_value_t = 120)]
     pub budget: u64,
+    /// Only this entry of the suite (default: every entry on which the
+    /// property is judged).
+    #[arg(long)]
+    pub entry: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -172,6 +176,7 @@ fn searches(a: &ExplainArgs) -> Result<Vec<Search>, String> {
 /// the suite on which `property` is judged, smallest first.
 pub fn configs(
     cfg: &ConfigArgs,
+    entry: Option<&str>,
     variant: &Variant,
     property: Property,
     loom: bool,
@@ -180,6 +185,12 @@ pub fn configs(
         return vec![("custom".into(), cfg.config())];
     }
     let suite = Suite::standard(&Sizes::default());
+    if let Some(name) = entry {
+        return suite
+            .entry(name)
+            .map(|e| vec![(e.name.clone(), e.cfg.clone())])
+            .unwrap_or_default();
+    }
     let mut out: Vec<(String, Config)> = suite
         .entries
         .iter()
@@ -209,6 +220,21 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
         return Err("--runs/--shuttle-iterations/--pct-depth 0: need at least 1".into());
     }
     let searches = searches(a)?;
+    if let Some(name) = &a.entry {
+        let suite = Suite::standard(&Sizes::default());
+        if suite.entry(name).is_none() {
+            let names: Vec<&str> = suite.entries.iter().map(|e| e.name.as_str()).collect();
+            return Err(format!(
+                "--entry {name}: no such entry; the suite has {}",
+                names.join(", ")
+            ));
+        }
+        if a.cfg.given() {
+            return Err(format!(
+                "--entry {name}: give an entry or configuration flags, not both"
+            ));
+        }
+    }
     if a.cfg.given() {
         let cfg = a.cfg.config();
         let max = if searches.iter().any(|s| matches!(s, Search::Loom { .. })) {
@@ -230,7 +256,7 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
     let mut best: Option<Box<Counterexample>> = None;
     for search in &searches {
         let loom = matches!(search, Search::Loom { .. });
-        let cfgs = configs(&a.cfg, &variant, property, loom);
+        let cfgs = configs(&a.cfg, a.entry.as_deref(), &variant, property, loom);
         let share = budget / (cfgs.len().max(1) as u32);
         for (name, cfg) in &cfgs {
             if loom

@@ -70,6 +70,16 @@ pub struct MatrixArgs {
     /// Also print one line per run (variant, entry, backend).
     #[arg(long)]
     pub runs: bool,
+    /// Print the full cell table: one row per (variant, property,
+    /// backend), with notes (the default output is one line per variant).
+    #[arg(long)]
+    pub cells: bool,
+    /// Search every (variant, entry, backend): twins as variants of their
+    /// own, mutants by every backend to the end, and the sampled SC
+    /// searches where the exhaustive DFS already settled the verdict
+    /// (default: only where a verdict depends on it).
+    #[arg(long)]
+    pub full: bool,
     /// Run searches on threads of this process instead of worker processes.
     #[arg(long)]
     pub in_process: bool,
@@ -130,6 +140,14 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
         suite.entries.retain(|e| args.entry.contains(&e.name));
     }
     let mut plan = Plan::new(suite, registry.to_vec());
+    if args.full {
+        // Twins too, as variants of their own.
+        plan.variants = registry
+            .iter()
+            .filter(|v| v.kind != Kind::Bound)
+            .cloned()
+            .collect();
+    }
     if !args.variant.is_empty() {
         plan.variants = args
             .variant
@@ -157,6 +175,7 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
         plan.jobs = j;
     }
     plan.shard = args.shard.unwrap_or_default();
+    plan.focused = !args.full;
     plan.validate()?;
     Ok(plan)
 }
@@ -212,7 +231,11 @@ pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, Strin
         Format::Json => print_json(&m.cells)?,
         Format::Text => {
             print!("{}", suite_text(&plan));
-            print!("{}", table(&plan, &m.cells, true));
+            if args.cells {
+                print!("{}", table(&plan, &m.cells, true));
+            } else {
+                print!("{}", variant_lines(&plan, &m.cells));
+            }
             if args.runs {
                 print!("{}", runs_table(&m.runs));
             }
@@ -225,6 +248,95 @@ pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, Strin
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// One line per variant: its kind, whether it held every property it must
+/// (or which it did not, where, and the command that explains it), which
+/// designated killers killed a mutant, which findings and refuted claims a
+/// kernel version shows.
+pub fn variant_lines(plan: &Plan, cells: &[Cell]) -> String {
+    let w = plan
+        .variants
+        .iter()
+        .map(|v| v.name.len())
+        .max()
+        .unwrap_or(8);
+    let mut out = String::from("\nverdicts, one line per variant (--cells: every cell):\n");
+    for v in &plan.variants {
+        let mine: Vec<&Cell> = cells.iter().filter(|c| c.variant == v.name).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let list = |pick: &dyn Fn(&Cell) -> bool| -> Vec<String> {
+            let mut by: Vec<(Property, Vec<&str>)> = Vec::new();
+            for c in mine.iter().filter(|c| pick(c)) {
+                match by.iter_mut().find(|(p, _)| *p == c.property) {
+                    Some((_, bs)) => bs.push(c.backend.name()),
+                    None => by.push((c.property, vec![c.backend.name()])),
+                }
+            }
+            by.iter()
+                .map(|(p, bs)| format!("{p} ({})", bs.join(", ")))
+                .collect()
+        };
+        let bad: Vec<&Cell> = mine.iter().copied().filter(|c| !c.ok).collect();
+        let text = match v.kind {
+            Kind::Mutant => {
+                let killed = list(&|c| c.expect == Expect::Killed && c.ok);
+                if bad.is_empty() {
+                    format!("killed by {}", killed.join("; "))
+                } else {
+                    format!(
+                        "SURVIVED {}",
+                        list(&|c| c.expect == Expect::Killed && !c.ok).join("; ")
+                    )
+                }
+            }
+            _ => {
+                let mut t = if bad.is_empty() {
+                    "holds every property it must".to_string()
+                } else {
+                    let c = bad[0];
+                    let entry = c
+                        .configs
+                        .iter()
+                        .find(|x| x.verdict != Verdict::Holds)
+                        .map_or("", |x| x.entry.as_str());
+                    // explain searches with loom or shuttle's samplers.
+                    let by = match c.backend {
+                        BackendName::Loom | BackendName::ShuttleRandom => c.backend,
+                        _ => BackendName::ShuttlePct,
+                    };
+                    format!(
+                        "NOT AS EXPECTED: {}; explain: flushcheck explain --variant {} --property {} --backend {by} --entry {entry}",
+                        list(&|c| !c.ok).join("; "),
+                        v.name,
+                        c.property,
+                    )
+                };
+                let findings = list(&|c| c.expect == Expect::Finding && c.ok);
+                if !findings.is_empty() {
+                    t += &format!("; findings: {}", findings.join("; "));
+                }
+                let mut refuted: Vec<String> = mine
+                    .iter()
+                    .filter(|c| {
+                        c.property.refutable_claim()
+                            && c.expect != Expect::Finding
+                            && c.verdict == Verdict::Violated
+                    })
+                    .map(|c| c.property.name().to_string())
+                    .collect();
+                refuted.dedup();
+                if !refuted.is_empty() {
+                    t += &format!("; refutes {}", refuted.join(", "));
+                }
+                t
+            }
+        };
+        let _ = writeln!(out, "  {:<9} {:<w$}  {text}", v.kind.name(), v.name);
+    }
+    out
 }
 
 /// The suite, one line per entry.

@@ -95,7 +95,7 @@ impl Target<'_> {
         target: Option<ReaderOutcome>,
     ) -> Result<Arc<VariantScenario>, String> {
         let mut plan = self.plan(backend)?;
-        plan.armed = Some(self.property);
+        plan.armed = vec![self.property];
         plan.trace = true;
         plan.target = target;
         let shared = Shared::new(plan);

@@ -1,116 +1,22 @@
-//! The matrix: every variant on every suite entry under every backend of
-//! that entry, then one cell per (variant, property, backend) summing up the
-//! suite.
+//! The matrix: a plan's searches ([`Plan::tasks`]) on a pool of workers
+//! (threads, or child processes), then one cell per (variant, property,
+//! backend) summing up the suite.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::mpsc;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::check::run::{judged, run, PropertyVerdict, RunResult, RunSpec, Verdict};
-use crate::check::suite::Suite;
-use crate::explore::{Backend, Shard};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
-use crate::vocab::BackendName;
 use std::sync::Mutex;
 
 use super::cells::{cells, Cell};
 use super::differential::differential;
 pub use super::differential::undominated;
-
-/// Everything a matrix run needs.
-#[derive(Clone, Debug)]
-pub struct Plan {
-    /// The configurations and their searches.
-    pub suite: Suite,
-    /// Variants to check.
-    pub variants: Vec<Variant>,
-    /// Every variant known (twins are looked up here).
-    pub registry: Vec<Variant>,
-    /// Properties to report.
-    pub properties: Vec<Property>,
-    /// Backends to run; empty for all.
-    pub backends: Vec<BackendName>,
-    /// Time budget per exploration.
-    pub budget: Duration,
-    /// Worker processes.
-    pub jobs: usize,
-    /// The part of every shuttle search to run.
-    pub shard: Shard,
-}
-
-impl Plan {
-    /// The default plan: the standard suite, every variant of `registry`
-    /// but benchmark bounds, every property and backend.
-    pub fn new(suite: Suite, registry: Vec<Variant>) -> Self {
-        Plan {
-            suite,
-            variants: registry
-                .iter()
-                .filter(|v| v.kind != Kind::Bound)
-                .cloned()
-                .collect(),
-            registry,
-            properties: Property::all().collect(),
-            backends: Vec::new(),
-            budget: Duration::from_secs(60),
-            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            shard: Shard::default(),
-        }
-    }
-
-    /// Whether the plan runs searches of backend `b`.
-    pub fn runs_backend(&self, b: &Backend) -> bool {
-        self.backends.is_empty() || self.backends.contains(&b.id())
-    }
-
-    /// Check the plan: every entry's configuration fits its backends, and
-    /// every twin named exists.
-    pub fn validate(&self) -> Result<(), String> {
-        for e in &self.suite.entries {
-            for b in e.backends.iter().filter(|b| self.runs_backend(b)) {
-                if e.cfg.ticks > 0
-                    && !matches!(
-                        b,
-                        Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }
-                    )
-                {
-                    return Err(format!(
-                        "--ticks {}: abstract time runs under shuttle-random and shuttle-pct only; add --backend shuttle-random,shuttle-pct",
-                        e.cfg.ticks
-                    ));
-                }
-                e.cfg.validate(b.max_threads(), b.name())?;
-                let shuttle = matches!(
-                    b,
-                    Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }
-                );
-                if self.shard.count > 1 && !shuttle {
-                    return Err(format!(
-                        "--shard {}/{}: only shuttle random and PCT searches can be split; add --backend shuttle-random,shuttle-pct",
-                        self.shard.index, self.shard.count
-                    ));
-                }
-            }
-        }
-        for v in &self.variants {
-            if let Some(t) = &v.twin {
-                let twin = Variant::find(&self.registry, t)?;
-                if twin.gate.is_none() {
-                    return Err(format!(
-                        "variant {:?} names {t:?} as its twin, which has no gate",
-                        v.name
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
+pub use super::plan::{NotRun, Plan, Step, Task, Then};
 
 /// Where runs execute.
 #[derive(Clone, Debug)]
@@ -211,99 +117,172 @@ pub struct Matrix {
     pub cells: Vec<Cell>,
     /// Every run, for `--runs` output and tests.
     pub runs: Vec<RunResult>,
+    /// The searches a focused plan left out, and why.
+    pub not_run: Vec<NotRun>,
 }
 
-/// The runs of `plan`: the variants' own, and the twins' loom runs the
-/// differential needs (`hidden`), each with its variant resolved.
-fn work(plan: &Plan) -> Vec<(RunSpec, Variant, bool)> {
-    let mut specs = Vec::new();
-    let mut add = |v: &Variant, hidden: bool| {
-        for e in plan.suite.entries.iter().filter(|e| e.applies_to(v.family)) {
-            for b in e.backends.iter().filter(|b| plan.runs_backend(b)) {
-                let loom = matches!(b, Backend::Loom { .. });
-                if hidden && !loom {
-                    continue;
-                }
-                let backend = match (b, v.loom_cap) {
-                    (Backend::Loom { preemption_bound }, Some(cap)) => Backend::Loom {
-                        preemption_bound: Some(preemption_bound.map_or(cap, |p| p.min(cap))),
-                    },
-                    _ => b.clone(),
-                };
-                let mut spec =
-                    RunSpec::new(&v.name, &e.name, &e.cfg, backend, plan.budget.as_secs_f64());
-                spec.shard = plan.shard;
-                spec.collect = loom && v.twin.is_some();
-                specs.push((spec, v.clone(), hidden));
-            }
-        }
-    };
-    let names: BTreeSet<&str> = plan.variants.iter().map(|v| v.name.as_str()).collect();
-    for v in &plan.variants {
-        add(v, false);
-    }
-    let twins: BTreeSet<&str> = plan
-        .variants
-        .iter()
-        .filter_map(|v| v.twin.as_deref())
-        .filter(|t| !names.contains(t))
-        .collect();
-    for t in twins {
-        if let Ok(twin) = Variant::find(&plan.registry, t) {
-            add(&twin, true);
-        }
-    }
-    // Slow searches first, so the pool drains evenly.
-    specs.sort_by_key(|(s, _, _)| match s.backend {
-        Backend::Loom { .. } => 0,
-        Backend::ShuttleDfs { .. } => 1,
-        _ => 2,
-    });
-    specs
-}
-
-/// Run every run of `plan` on `plan.jobs` workers; `progress` is called
-/// after each with (done, total, run). Then the differential form of
-/// `no_lost_flush` and the cells.
+/// Run the tasks of `plan` ([`Plan::tasks`]) on `plan.jobs` workers;
+/// `progress` is called after each search with (done, total, run), where
+/// the total counts the searches a task may still skip. Then the loom form
+/// of `no_lost_flush` and the cells.
 pub fn run_matrix(
     plan: &Plan,
     executor: &Executor,
     progress: &(dyn Fn(usize, usize, &RunResult) + Sync),
 ) -> Matrix {
-    let work = work(plan);
-    let total = work.len();
-    let queue = Mutex::new(work.into_iter().enumerate());
+    let tasks = plan.tasks();
+    let total: usize = tasks.iter().map(|t| t.steps.len()).sum();
+    let queue = Mutex::new(tasks.into_iter().enumerate());
     let (tx, rx) = mpsc::channel();
-    let mut results: Vec<(usize, RunResult, bool)> = std::thread::scope(|s| {
+    let (mut results, not_run) = std::thread::scope(|s| {
         for _ in 0..plan.jobs.max(1) {
             let tx = tx.clone();
             let queue = &queue;
             s.spawn(move || loop {
                 let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
-                let Some((i, (spec, variant, hidden))) = next else {
+                let Some((i, task)) = next else {
                     break;
                 };
-                let r = executor.run(&spec, &variant, &plan.registry);
-                if tx.send((i, r, hidden)).is_err() {
-                    break;
-                }
+                run_task(i, &task, executor, &plan.registry, &tx);
             });
         }
         drop(tx);
         let mut done = Vec::with_capacity(total);
-        for (i, r, hidden) in rx {
-            progress(done.len() + 1, total, &r);
-            done.push((i, r, hidden));
+        let mut not_run = plan.left_out();
+        let mut finished = 0;
+        for event in rx {
+            match event {
+                Done::Ran(key, r, hidden) => {
+                    finished += 1;
+                    progress(finished, total, &r);
+                    done.push((key, r, hidden));
+                }
+                Done::Skipped(n) => {
+                    finished += 1;
+                    not_run.push(n);
+                }
+            }
         }
-        done
+        (done, not_run)
     });
-    results.sort_by_key(|(i, _, _)| *i);
-    differential(&plan.registry, plan.budget, &mut results);
-    let runs: Vec<RunResult> = results
+    results.sort_by_key(|(key, _, _)| *key);
+    let mut flat: Vec<(usize, RunResult, bool)> = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, r, hidden))| (i, r, hidden))
+        .collect();
+    differential(&plan.registry, plan.budget, &mut flat);
+    let runs: Vec<RunResult> = flat
         .into_iter()
         .filter(|(_, _, hidden)| !hidden)
         .map(|(_, r, _)| r)
         .collect();
-    let cells = cells(&plan.variants, &plan.properties, &runs);
-    Matrix { cells, runs }
+    let mut cells = cells(&plan.variants, &plan.properties, &runs);
+    if plan.focused {
+        // A mutant is reported by its designated killers only.
+        cells.retain(|c| {
+            plan.variants
+                .iter()
+                .find(|v| v.name == c.variant)
+                .is_none_or(|v| v.kind != Kind::Mutant || v.killer(c.property, c.backend, None))
+        });
+    }
+    Matrix {
+        cells,
+        runs,
+        not_run,
+    }
+}
+
+/// What a worker reports.
+enum Done {
+    /// A search ran: (task, step, attempt), its result, whether it is
+    /// hidden.
+    Ran((usize, usize, usize), RunResult, bool),
+    /// A search was left out.
+    Skipped(NotRun),
+}
+
+/// Run one task's steps in order, as its dependencies allow.
+fn run_task(
+    i: usize,
+    task: &Task,
+    executor: &Executor,
+    registry: &[Variant],
+    tx: &mpsc::Sender<Done>,
+) {
+    let mut fired: Vec<Property> = Vec::new();
+    let mut settled: Option<String> = None;
+    for (k, step) in task.steps.iter().enumerate() {
+        let skip = match &task.then {
+            Then::All => None,
+            Then::UnlessDfsSettles if k > 0 => settled.clone(),
+            Then::UnlessDfsSettles => None,
+            Then::UntilKilled(designated) => designated
+                .iter()
+                .all(|p| fired.contains(p))
+                .then(|| format!("its designated killers fired: {}", names(&fired))),
+        };
+        if let Some(why) = skip {
+            let n = NotRun {
+                variant: step.spec.variant.clone(),
+                entry: step.spec.entry.clone(),
+                backend: step.spec.backend.id(),
+                why,
+            };
+            if tx.send(Done::Skipped(n)).is_err() {
+                return;
+            }
+            continue;
+        }
+        let mut spec = step.spec.clone();
+        let mut attempt = 0;
+        let r = loop {
+            if let Then::UntilKilled(_) = task.then {
+                spec.arm.retain(|p| !fired.contains(p));
+            }
+            let r = executor.run(&spec, &step.variant, registry);
+            let Then::UntilKilled(designated) = &task.then else {
+                break r;
+            };
+            let newly: Vec<Property> = designated
+                .iter()
+                .copied()
+                .filter(|p| !fired.contains(p))
+                .filter(|p| {
+                    r.verdict(*p)
+                        .is_some_and(|v| v.verdict == Verdict::Violated)
+                })
+                .collect();
+            fired.extend(newly.iter().copied());
+            // A search stopped by one armed property says nothing of the
+            // others armed with it: search this entry again for those (the
+            // fired one is still checked, no longer armed). Both searches
+            // are reported.
+            let stopped = !newly.is_empty() && !r.finished;
+            if !stopped || spec.arm.iter().all(|p| fired.contains(p)) {
+                break r;
+            }
+            attempt += 1;
+            if tx.send(Done::Ran((i, k, attempt), r, step.hidden)).is_err() {
+                return;
+            }
+        };
+        if let (Then::UnlessDfsSettles, 0, true) = (&task.then, k, r.exhaustive) {
+            settled = Some(format!(
+                "settled by the exhaustive DFS of this entry ({} schedules)",
+                r.executions
+            ));
+        }
+        if tx
+            .send(Done::Ran((i, k, attempt + 1), r, step.hidden))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn names(ps: &[Property]) -> String {
+    ps.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
 }

@@ -10,6 +10,8 @@ pub mod differential;
 pub mod explain;
 pub mod fuzz;
 pub mod matrix;
+pub mod plan;
 
 pub use cells::{matrix_ok, merge_shards, Cell, ConfigVerdict, Expect};
-pub use matrix::{run_matrix, Executor, Matrix, Plan};
+pub use matrix::{run_matrix, Executor, Matrix};
+pub use plan::{NotRun, Plan};

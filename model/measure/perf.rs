@@ -148,7 +148,7 @@ pub fn first_kill(
                 continue;
             }
             let mut plan = monitor_plan(variant, registry, &e.cfg, b, checks)?;
-            plan.armed = Some(p);
+            plan.armed = vec![p];
             let (x, shared) =
                 explore_variant(variant, plan, b, Shard::default(), budget, None, None);
             let subject = subject(variant, &e.cfg, b);

@@ -218,7 +218,7 @@ impl Sink for LifeMonitor {
             if s.violated.iter().any(|(q, _)| *q == p) {
                 continue;
             }
-            if self.shared.plan.armed == Some(p) {
+            if self.shared.plan.armed.contains(&p) {
                 armed_hit = Some(msg.clone());
             }
             s.violated.push((p, msg));

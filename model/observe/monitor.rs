@@ -452,7 +452,7 @@ impl Sink for Monitor {
             if s.violated.iter().any(|(q, _)| *q == p) {
                 continue;
             }
-            if self.shared.plan.armed == Some(p) {
+            if self.shared.plan.armed.contains(&p) {
                 armed_hit = Some(msg.clone());
             }
             s.violated.push((p, msg));

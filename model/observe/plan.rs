@@ -41,8 +41,9 @@ pub struct MonitorPlan {
     /// Whether the backend is sequentially consistent, so that checks made
     /// in execution order are exact (shuttle, std).
     pub sc: bool,
-    /// Panic at the first violation of this property.
-    pub armed: Option<Property>,
+    /// Panic at the first violation of any of these properties (so that the
+    /// backend reports that execution and the search stops there).
+    pub armed: Vec<Property>,
     /// The variant's no-skip twin, if it has one.
     pub twin: Option<TwinPlan>,
     /// v5.19's derived worst case behind the gate (`no_worse_than_baseline`).
@@ -68,7 +69,7 @@ impl MonitorPlan {
             cfg,
             checks,
             sc,
-            armed: None,
+            armed: Vec::new(),
             twin: None,
             baseline_since_reset: None,
             trace: false,

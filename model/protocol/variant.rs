@@ -275,6 +275,18 @@ impl Variant {
         self
     }
 
+    /// A kernel version violates `property`, but no backend is required
+    /// to show it in the default run (rare on the suite's searches): a
+    /// violation is a finding, a hold is no failure.
+    pub fn refutes(mut self, property: Property) -> Self {
+        self.findings.push(Designation {
+            property,
+            backends: Vec::new(),
+            entry: None,
+        });
+        self
+    }
+
     /// A finding the matrix must show on `backend` on suite entry `entry`.
     pub fn finding_on(mut self, property: Property, backend: BackendName, entry: &str) -> Self {
         self.findings.push(Designation {

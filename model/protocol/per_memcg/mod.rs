@@ -174,6 +174,10 @@ fn updated_tree() -> Vec<Variant> {
             .per_memcg(batch_times_cpus)
             .updated_tree(false)
             .twin("v6.17-tree-no-break")
+            // v6.17's break: C12's lost flush, which real threads show
+            // (std, 1 in 3 searches of 4,000 runs) and the suite's SC
+            // samples did not.
+            .refutes(Property::NoLostFlush)
             .finding(Property::AncestorsFlushable, SAMPLED)
             .finding(Property::Conservation, LOOM)
             .finding(Property::EventualConservation, LOOM),
@@ -186,6 +190,10 @@ fn updated_tree() -> Vec<Variant> {
             .per_memcg(batch_times_cpus)
             .updated_tree(true)
             .twin("v6.17-tree-mb-no-break")
+            // v6.17's break: C12's lost flush, which real threads show
+            // (std, 1 in 3 searches of 4,000 runs) and the suite's SC
+            // samples did not.
+            .refutes(Property::NoLostFlush)
             .finding(Property::AncestorsFlushable, SAMPLED),
             Variant::new(
                 "v6.17-tree-no-break",
