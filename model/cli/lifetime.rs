@@ -16,7 +16,8 @@ use crate::protocol::Variant;
 use crate::vocab::{BackendName, Family};
 
 use super::args::{parse_bound, print_json, Bound};
-use super::matrix::{run_with_progress, summary, table};
+use super::matrix::run_with_progress;
+use super::table::{summary, table};
 
 /// Arguments of `flushcheck lifetime`.
 #[derive(Args, Debug, Clone)]

@@ -8,7 +8,7 @@ use crate::drive::{matrix_ok, merge_shards, Cell, Plan};
 use crate::protocol::Variant;
 
 use super::args::print_json;
-use super::matrix::{summary, table};
+use super::table::{summary, table};
 
 /// `flushcheck merge`.
 #[derive(clap::Args, Debug, Clone)]

@@ -18,6 +18,7 @@ pub mod perf;
 pub mod plot;
 pub mod report;
 pub mod run;
+pub mod table;
 
 use std::process::ExitCode;
 

@@ -14,7 +14,8 @@ use crate::vocab::BackendName;
 
 use super::args::Format;
 use super::explain::render;
-use super::matrix::{build_plan, markdown, run_with_progress, MatrixArgs};
+use super::matrix::{build_plan, run_with_progress, MatrixArgs};
+use super::table::markdown;
 
 /// `flushcheck report`.
 #[derive(clap::Args, Debug, Clone)]

@@ -155,7 +155,7 @@ pub fn run_matrix(
                 Done::Ran(key, r, hidden) => {
                     finished += 1;
                     progress(finished, total, &r);
-                    done.push((key, r, hidden));
+                    done.push((key, *r, hidden));
                 }
                 Done::Skipped(n) => {
                     finished += 1;
@@ -198,7 +198,7 @@ pub fn run_matrix(
 enum Done {
     /// A search ran: (task, step, attempt), its result, whether it is
     /// hidden.
-    Ran((usize, usize, usize), RunResult, bool),
+    Ran((usize, usize, usize), Box<RunResult>, bool),
     /// A search was left out.
     Skipped(NotRun),
 }
@@ -264,7 +264,10 @@ fn run_task(
                 break r;
             }
             attempt += 1;
-            if tx.send(Done::Ran((i, k, attempt), r, step.hidden)).is_err() {
+            if tx
+                .send(Done::Ran((i, k, attempt), Box::new(r), step.hidden))
+                .is_err()
+            {
                 return;
             }
         };
@@ -275,7 +278,7 @@ fn run_task(
             ));
         }
         if tx
-            .send(Done::Ran((i, k, attempt + 1), r, step.hidden))
+            .send(Done::Ran((i, k, attempt + 1), Box::new(r), step.hidden))
             .is_err()
         {
             return;

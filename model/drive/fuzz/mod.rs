@@ -370,7 +370,7 @@ fn try_config(
                     &RunSpec::new(
                         &spec.variants[*i].name,
                         &format!("fuzz-{number}"),
-                        &cfg,
+                        cfg,
                         b.clone(),
                         budget.as_secs_f64(),
                     ),
