@@ -132,6 +132,21 @@ pub fn main() -> ExitCode {
 /// every property, or the exit code is 1) and can be named in every
 /// subcommand.
 pub fn main_with(extra: Vec<Variant>) -> ExitCode {
+    main_with_properties(extra, Vec::new())
+}
+
+/// [`main_with`], with `properties` of the caller's own added to the
+/// crate's: each one definition ([`crate::observe::property::Def`]),
+/// judged in every run it applies to, like the crate's (docs/extending.md,
+/// section 6).
+pub fn main_with_properties(
+    extra: Vec<Variant>,
+    properties: Vec<&'static crate::observe::property::Def>,
+) -> ExitCode {
+    if let Err(e) = crate::observe::properties::register(properties) {
+        eprintln!("flushcheck: error: {e}");
+        return ExitCode::from(2);
+    }
     let cli = match parse_cli() {
         Ok(c) => c,
         Err(code) => return code,

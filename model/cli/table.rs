@@ -45,7 +45,17 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell]) -> String {
         let text = match v.kind {
             Kind::Mutant => {
                 let killed = list(&|c| c.expect == Expect::Killed && c.ok);
-                if bad.is_empty() {
+                if killed.is_empty() && bad.is_empty() {
+                    let violated = list(&|c| c.verdict == Verdict::Violated);
+                    format!(
+                        "no designated killer searched here; violated: {}",
+                        if violated.is_empty() {
+                            "nothing".to_string()
+                        } else {
+                            violated.join("; ")
+                        }
+                    )
+                } else if bad.is_empty() {
                     format!("killed by {}", killed.join("; "))
                 } else {
                     format!(

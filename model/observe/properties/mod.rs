@@ -26,12 +26,37 @@ pub use hooks::{At, Ctx, LifeAt, LifeCtx};
 /// Every property, file by file, in report order.
 pub static ALL: &[&[&Def]] = &[flush::DEFS, bounds::DEFS, claims::DEFS, lifetime::DEFS];
 
+/// Properties defined outside the crate (crate::cli::main_with_properties),
+/// after the crate's own.
+static EXTRA: std::sync::OnceLock<Vec<&'static Def>> = std::sync::OnceLock::new();
+
+/// Add `defs` to the registry, once per process, before any run: a
+/// researcher's own properties, judged like the crate's. The error names a
+/// clash with a property already known.
+pub fn register(defs: Vec<&'static Def>) -> Result<(), String> {
+    for d in &defs {
+        if ALL.iter().flat_map(|f| f.iter()).any(|x| x.name == d.name)
+            || defs.iter().filter(|x| x.name == d.name).count() > 1
+        {
+            return Err(format!(
+                "property {:?} is already defined: give it another name",
+                d.name
+            ));
+        }
+    }
+    EXTRA
+        .set(defs)
+        .map_err(|_| "properties can be registered once per process".to_string())
+}
+
 /// The registry: every property, looked up by name.
 impl Property {
     /// Every property, in report order.
     pub fn all() -> impl Iterator<Item = Property> {
+        let extra: &'static [&'static Def] = EXTRA.get().map_or(&[], |v| v.as_slice());
         ALL.iter()
             .flat_map(|file| file.iter())
+            .chain(extra.iter())
             .map(|d| Property::of(d))
     }
 
