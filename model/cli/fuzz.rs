@@ -1,5 +1,5 @@
 //! `flushcheck fuzz`: seeded random configurations within stated bounds,
-//! time-budgeted, every violation shrunk (see [`crate::check::fuzz`]).
+//! time-budgeted, every violation shrunk (see [`crate::drive::fuzz`]).
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //! lower bounds of the true maxima; the depth-first search
 //! ([`Backend::ShuttleDfs`]) covers every sequentially consistent
 //! interleaving, so its maxima are exact and are compared with the derived
-//! worst case ([`crate::measure::derived`]). Under loom staleness is taken
+//! worst case ([`crate::check::derived`]). Under loom staleness is taken
 //! in loom's execution order, which a relaxed load may not agree with.
 
 use std::time::Duration;
@@ -61,7 +61,7 @@ pub struct Bound {
     /// staleness without pages lost to a racing reset).
     pub since_reset: i64,
     /// The worst case derived from the arithmetic
-    /// ([`crate::measure::derived`]), for v5.19 and v6.0; `None` where the
+    /// ([`crate::check::derived`]), for v5.19 and v6.0; `None` where the
     /// derivation does not apply.
     pub derived: Option<crate::check::derived::Derived>,
     /// Largest staleness a reader read after deciding to flush.

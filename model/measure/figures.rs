@@ -10,7 +10,7 @@
 //!   decision not to flush, racing resets aside (residue + counted +
 //!   skipped, the part the reader's gate answers for), against the CPU
 //!   count, at the kernel's `MEMCG_CHARGE_BATCH` and 1-page updates. The
-//!   derivations ([`crate::measure::derived`]) are the ones `flushcheck
+//!   derivations ([`crate::check::derived`]) are the ones `flushcheck
 //!   bounds --exhaustive` confirms on small configurations; a version
 //!   without a derivation is listed as missing, not guessed.
 //! - [`rmws_per_update`]: shared-atomic RMWs per `__mod_memcg_state()` on

@@ -7,7 +7,7 @@
 //!
 //! [`Property`] is a handle on a definition: copied around, compared and
 //! serialized by name. Violation messages start with the property's name,
-//! so that tests and reports can attribute a failure ([`attribute`]).
+//! so that tests and reports can attribute a failure ([`crate::observe::properties::attribute`]).
 
 use std::fmt;
 use std::hash::{Hash, Hasher};

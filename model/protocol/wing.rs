@@ -101,7 +101,7 @@ impl<P: Platform> Env<P> {
 
 /// A wing of the model: what one of its protocols is built from for one
 /// execution, and what the scenario then drives. The flush protocol
-/// ([`FlushWing`]) and the lifetime model ([`lifetime::LifeWing`]) are the
+/// ([`FlushWing`]) and the lifetime model ([`crate::protocol::lifetime::LifeWing`]) are the
 /// two; both reach the backends through the same plumbing ([`Model`],
 /// [`AnyModel`]).
 pub trait Wing: 'static {
@@ -236,7 +236,7 @@ impl<L: Lineage> Model<FlushWing> for OnLineage<L> {
 }
 
 /// A lineage implementation as a model of the flush protocol, ready for
-/// [`Variant::new`] (each lineage's `model()` wraps its `Memcontrol`
+/// [`crate::protocol::Variant::new`] (each lineage's `model()` wraps its `Memcontrol`
 /// implementations in its [`Lineage`] and calls this).
 pub fn lineage_model<L: Lineage>(code: L) -> Arc<FlushModel> {
     Arc::new(OnLineage(code))

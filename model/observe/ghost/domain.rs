@@ -114,7 +114,7 @@ pub struct Section {
     pub stamped: bool,
 }
 
-/// The state of a stateful search (see [`Ghost`]'s `Hash`). Left out:
+/// The state of a stateful search (see [`super::Ghost`]'s `Hash`). Left out:
 /// `max_threshold` (a maximum over the past, which decides nothing later),
 /// `resets` beyond 2 (only the second reset is an event) and
 /// `added_during_flush` beyond 1 (only whether it is positive is tested).

@@ -1,5 +1,5 @@
 //! Mutants of the lifetime steps: each one small code difference from
-//! [`V7_1Life`] (or [`super::forms::V6_8Life`]), and their part of the
+//! [`super::forms::V7_1Life`] (or [`super::forms::V6_8Life`]), and their part of the
 //! catalogue.
 
 use crate::explore::BackendName;
