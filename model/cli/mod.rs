@@ -68,7 +68,7 @@ enum Command {
     /// budget; shrink every violation to the smallest configuration and
     /// schedule.
     Fuzz(fuzz::FuzzArgs),
-    /// A memcg's death under RCU (issue 12): no_use_after_free,
+    /// A memcg's death under RCU: no_use_after_free,
     /// stats_survive_death and no_leak for each lifetime form and mutant
     /// on every backend, or one witness trace (`--witness`).
     Lifetime(lifetime::LifetimeArgs),

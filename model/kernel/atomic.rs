@@ -56,7 +56,7 @@ pub fn atomic_read<P: Platform>(v: &Atomic<P>) -> i64 {
 /// this reset (tokio-rs/loom#254, #389). Under loom the store is therefore
 /// issued as a `swap`, which loom orders correctly against RMWs and which
 /// C11 gives the same meaning here because the old value is discarded.
-/// `tests/litmus.rs` pins the loom behaviour so a fixed release is noticed.
+/// `tests/suite/litmus.rs` pins the loom behaviour so a fixed release is noticed.
 pub fn atomic_set<P: Platform>(v: &Atomic<P>, i: i64) {
     store_against_rmw::<P>(&v.a, i, Ordering::Relaxed);
     observe::<P>(v.var, Op::Write(i), Idiom::AtomicSet);
@@ -100,7 +100,7 @@ pub fn atomic_add_return<P: Platform>(i: i64, v: &Atomic<P>) -> i64 {
 ///
 /// NOTE(kernel): modelled as `AcqRel` surrounded by `SeqCst` fences, since
 /// loom gives SeqCst accesses only acquire/release semantics and checks
-/// fences (loom-pitfalls.md).
+/// fences (docs/model.md, section 4).
 pub fn atomic_xchg<P: Platform>(v: &Atomic<P>, new: i64) -> i64 {
     P::fence(Ordering::SeqCst);
     let old = v.a.swap(new, Ordering::AcqRel);

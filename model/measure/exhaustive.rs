@@ -7,7 +7,7 @@
 //! measure the same maximum with the same split (the witness's values:
 //! residue, counted, skipped, lost), and the same coverage events happen at
 //! least once. The stateful search is sound exactly when it agrees with the
-//! stateless one wherever both finish; `tests/stateful.rs` checks that on
+//! stateless one wherever both finish; `tests/suite/stateful.rs` checks that on
 //! every catalogue variant.
 
 use std::time::Duration;

@@ -218,7 +218,8 @@ pub fn touches_tree(steps: &[Step]) -> bool {
     })
 }
 
-/// The rstat tree's store-buffering race alone (issue 11): of `steps`, the
+/// The rstat tree's store-buffering race alone (docs/findings.md, section
+/// 15): of `steps`, the
 /// accesses of the updaters and flushers to the per-CPU counters
 /// `state[]`, the trees' `updated_next` words and the per-CPU
 /// `cgroup_rstat_cpu_lock`s. Left out: the thresholds, the aggregate and

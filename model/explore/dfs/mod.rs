@@ -7,7 +7,7 @@
 //! touches is recorded here: the atomics it accessed (numbered in creation
 //! order, the same in every execution of a deterministic scenario), whether
 //! it wrote them, and the ghost locations the monitors say it read, added
-//! to or wrote (crate::vocab::footprint). When the next scheduling decision is made, the
+//! to or wrote ([`crate::vocab::footprint::footprint`]). When the next scheduling decision is made, the
 //! record is the footprint of the step just taken. Two steps are
 //! independent when no location is written by one and touched by the
 //! other, where two commutative adds to one ghost location do not conflict.
