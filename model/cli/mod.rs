@@ -26,9 +26,9 @@ use clap::Parser;
 
 use crate::protocol::{catalogue, Variant};
 
-/// Model-check the memcg stats flush protocol (v5.19 to v6.17 and the 2026
-/// proposal) under loom, shuttle and real threads, and print the verdict
-/// matrix.
+/// Model-check the memcg stats flush protocol (v5.19 to v7.1, the 2026
+/// proposal, the rstat updated tree and a memcg's death) under loom,
+/// shuttle and real threads, and print the verdicts.
 #[derive(Parser, Debug)]
 #[command(name = "flushcheck", version, args_conflicts_with_subcommands = true)]
 struct Cli {
