@@ -3,7 +3,9 @@
 //! The test is the straight-line sequence of shared-memory accesses the
 //! traced execution performed, one `P<n>` per thread, with an `exists`
 //! clause stating the values its loads returned. herd7 then answers whether
-//! the Linux-kernel memory model allows that combination of values.
+//! the Linux-kernel memory model allows that combination of values. The
+//! test is a [`Program`], printed by [`Program::render`] in the syntax herd7
+//! parses.
 //!
 //! The translation reads each step's structured access ([`Step::access`]),
 //! never its text. Where it stops being faithful:
@@ -22,27 +24,41 @@
 //!   `__this_cpu_add` is a store of the running sum.
 //! - The aggregate's `+=` under the lock is a `WRITE_ONCE` of the new value;
 //!   the flusher's own re-read of it is omitted (traces leave it out).
-//! - Only traces touching at most [`MAX_VARIABLES`] shared variables are
-//!   exported; beyond that a litmus test stops being a readable summary.
+//! - Initial values are inferred: a value a load returned that no store
+//!   before it in the trace wrote is the variable's initial value (the
+//!   model starts `flush_next_time` at -1, the llist heads at 1, NULL).
+//!
+//! Names are the model's, independent of the kernel version: `state0` is
+//! CPU 0's counter of the root, `m1_thr` memcg 1's threshold (`stats_flush_
+//! threshold` up to v6.7, `vmstats->stats_updates` from v6.8), and so on.
+//!
+//! **Slicing.** A trace touching more than [`MAX_VARIABLES`] shared
+//! variables is cut down to the accesses that make the outcome:
+//! - If some load returned a value other than the last one stored before it
+//!   in the trace (a load only weak memory allows), the test keeps that
+//!   variable and every variable on which the two threads communicate
+//!   between the store the load missed and the load (a message-passing
+//!   flag, or a store-buffering partner), the threads involved, the locks
+//!   they hold around those accesses, and their barriers.
+//! - Otherwise (a sequentially consistent trace) it keeps the variables
+//!   one thread last read from another's store, latest first.
+//!
+//! What was left out is named in the test's header.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 
 use crate::observe::obs::{Access, Actor, Idiom, LockName, Op, Var};
 use crate::observe::record::Step;
 
-/// The most shared variables an exported test may use.
+use super::litmus_prog::{Fence, Instr, Load, Observation, Program, Store};
+
+/// The most shared data variables a test keeps (locks are extra).
 pub const MAX_VARIABLES: usize = 4;
 
-/// One translated statement.
-struct Stmt {
-    /// Statement text, with `{r}` standing for the register (loads only).
-    text: String,
-    /// The shared variable and its C type.
-    var: (String, &'static str),
-    /// The value a load returned.
-    read: Option<i64>,
-}
+/// The most candidate executions ([`Program::candidates`]) a test of a
+/// sequentially consistent trace may have: herd7 enumerates every one, and
+/// 10^4 of them take it about a second (5 * 10^7 took four minutes).
+pub const MAX_CANDIDATES: f64 = 1e4;
 
 /// The litmus name of `var`, or `None` for what the test leaves out.
 fn c_name(var: Var) -> Option<String> {
@@ -84,26 +100,76 @@ fn c_name(var: Var) -> Option<String> {
     })
 }
 
-/// The C type an access with `idiom` implies.
-fn c_type(idiom: Idiom) -> &'static str {
-    match idiom {
-        Idiom::SpinTrylock | Idiom::SpinLock | Idiom::SpinUnlock | Idiom::SpinIsLocked => {
-            "spinlock_t"
-        }
-        Idiom::AtomicRead
-        | Idiom::AtomicSet
-        | Idiom::AtomicAdd
-        | Idiom::AtomicXchg
-        | Idiom::AtomicCmpxchg => "atomic_t",
-        _ => "int",
+/// What a lock statement does to the locks its thread holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Takes,
+    Drops,
+}
+
+/// One access of the trace, translated.
+#[derive(Clone)]
+struct Acc {
+    actor: Actor,
+    /// The litmus variable (`None`: a barrier).
+    var: Option<String>,
+    /// The statement (registers are numbered when the test is built), or
+    /// why this access has no faithful statement.
+    instr: Result<Instr, String>,
+    /// The value the statement puts in its register.
+    reg_val: Option<i64>,
+    /// The value the access read (loads and RMWs), for initial values.
+    read: Option<i64>,
+    /// The value it wrote.
+    write: Option<i64>,
+    /// Whether it is a plain load (a candidate for a stale read).
+    load: bool,
+    lock: Option<Held>,
+}
+
+impl Acc {
+    fn var(&self) -> Option<&str> {
+        self.var.as_deref()
+    }
+
+    /// Whether the access is to a lock (`spinlock_t`).
+    fn is_lock(&self) -> bool {
+        matches!(
+            self.instr,
+            Ok(Instr::Lock(_) | Instr::Unlock(_) | Instr::Trylock { .. } | Instr::IsLocked { .. })
+        )
     }
 }
 
-/// The statement for one access by `actor`; `Ok(None)` for accesses the
-/// test leaves out.
-fn translate(actor: Actor, a: Access) -> Result<Option<Stmt>, String> {
-    let Some(name) = c_name(a.var) else {
-        return Ok(None);
+/// The translation of one access by `actor`; `None` for accesses the test
+/// leaves out.
+fn translate(actor: Actor, a: Access) -> Option<Acc> {
+    let fence = |f| Acc {
+        actor,
+        var: None,
+        instr: Ok(Instr::Fence(f)),
+        reg_val: None,
+        read: None,
+        write: None,
+        load: false,
+        lock: None,
+    };
+    match a.idiom {
+        Idiom::SmpMb => return Some(fence(Fence::Mb)),
+        Idiom::SmpRmb => return Some(fence(Fence::Rmb)),
+        Idiom::SmpWmb => return Some(fence(Fence::Wmb)),
+        _ => {}
+    }
+    let name = c_name(a.var)?;
+    let mut acc = Acc {
+        actor,
+        var: Some(name.clone()),
+        instr: Err(String::new()),
+        reg_val: None,
+        read: a.op.read(),
+        write: a.op.written(),
+        load: false,
+        lock: None,
     };
     let this_cpu = matches!(
         a.idiom,
@@ -117,249 +183,540 @@ fn translate(actor: Actor, a: Access) -> Result<Option<Stmt>, String> {
     if this_cpu && !shared_pcpu {
         let Var::State { cpu, .. } = a.var else {
             // CPU-local: no other thread can observe it.
-            return Ok(None);
+            return None;
         };
         if actor != Actor::Cpu(cpu.into()) {
-            return Err(format!(
-                "not exported as a litmus test: {actor} used a this_cpu operation on {}, CPU {cpu}'s counter",
+            acc.instr = Err(format!(
+                "{actor} used a this_cpu operation on {}, CPU {cpu}'s counter",
                 a.var
             ));
+            return Some(acc);
         }
         // The owner is the only writer: its own reads are determined, and
         // its updates are stores of the running value.
-        let Some(v) = a.op.written() else {
-            return Ok(None);
-        };
-        return Ok(Some(Stmt {
-            text: format!("WRITE_ONCE(*{name}, {v});"),
-            var: (name, "int"),
-            read: None,
-        }));
+        let v = a.op.written()?;
+        acc.instr = Ok(Instr::write_once(&name, v));
+        return Some(acc);
     }
-    let var = (name.clone(), c_type(a.idiom));
-    let (text, read) = match (a.idiom, a.op) {
-        (Idiom::AtomicRead, Op::Read(x)) => (format!("{{r}} = atomic_read({name});"), Some(x)),
-        (Idiom::AtomicSet, Op::Write(x)) => (format!("atomic_set({name}, {x});"), None),
-        (Idiom::AtomicAdd, Op::Add { val, .. }) => (format!("atomic_add({val}, {name});"), None),
-        (Idiom::AtomicXchg, Op::Xchg { old, new }) => {
-            (format!("{{r}} = atomic_xchg({name}, {new});"), Some(old))
+    let with_reg = |acc: &mut Acc, i: Instr, v: i64| {
+        acc.instr = Ok(i);
+        acc.reg_val = Some(v);
+    };
+    let n = name.as_str();
+    match (a.idiom, a.op) {
+        (Idiom::AtomicRead, Op::Read(x)) => {
+            with_reg(&mut acc, Instr::atomic_read(n, 0), x);
+            acc.load = true;
         }
-        (Idiom::AtomicCmpxchg, Op::CmpXchg { old, new, ok: true }) => (
-            format!("{{r}} = atomic_cmpxchg({name}, {old}, {new});"),
-            Some(old),
-        ),
-        (Idiom::Cmpxchg, Op::CmpXchg { old, new, ok: true }) => (
-            format!("{{r}} = cmpxchg({name}, {old}, {new});"),
-            Some(old),
-        ),
+        (Idiom::AtomicSet, Op::Write(x)) => acc.instr = Ok(Instr::atomic_set(n, x)),
+        (Idiom::AtomicAdd, Op::Add { val, .. }) => acc.instr = Ok(Instr::atomic_add(n, val)),
+        (Idiom::AtomicXchg, Op::Xchg { old, new }) => {
+            with_reg(&mut acc, Instr::atomic_xchg(n, new, 0), old)
+        }
+        (Idiom::AtomicCmpxchg | Idiom::Cmpxchg, Op::CmpXchg { old, new, ok: true }) => {
+            with_reg(&mut acc, Instr::cmpxchg(n, old, new, 0), old)
+        }
         (Idiom::AtomicCmpxchg | Idiom::Cmpxchg, Op::CmpXchg { ok: false, .. }) => {
-            return Err(format!(
-                "not exported as a litmus test: {actor}'s atomic_cmpxchg on {} failed, and the trace does not record the value it expected",
+            acc.instr = Err(format!(
+                "{actor}'s cmpxchg on {} failed, and the trace does not record the value it expected",
                 a.var
             ))
         }
-        (Idiom::ReadOnce, Op::Read(x)) => (format!("{{r}} = READ_ONCE(*{name});"), Some(x)),
-        (Idiom::LoadAcquire, Op::Read(x)) => {
-            (format!("{{r}} = smp_load_acquire({name});"), Some(x))
+        (Idiom::ReadOnce, Op::Read(x)) => {
+            with_reg(&mut acc, Instr::read_once(n, 0), x);
+            acc.load = true;
         }
+        (Idiom::LoadAcquire, Op::Read(x)) => {
+            with_reg(&mut acc, Instr::load_acquire(n, 0), x);
+            acc.load = true;
+        }
+        (Idiom::StoreRelease, Op::Write(x)) => acc.instr = Ok(Instr::store_release(n, x)),
         // v6.17's this_cpu_add_return/this_cpu_xchg against the flusher's
         // remote store: a load and a store (see kernel::percpu).
         (Idiom::ThisCpuAddReturn | Idiom::ThisCpuXchg, Op::Read(x)) => {
-            (format!("{{r}} = READ_ONCE(*{name});"), Some(x))
+            with_reg(&mut acc, Instr::read_once(n, 0), x);
+            acc.load = true;
         }
         (Idiom::ThisCpuAddReturn | Idiom::ThisCpuXchg, Op::Write(x)) => {
-            (format!("WRITE_ONCE(*{name}, {x});"), None)
+            acc.instr = Ok(Instr::write_once(n, x))
         }
         // A spin_lock that had to wait: its successful attempt follows.
-        (Idiom::SpinLock, Op::CmpXchg { ok: false, .. }) => return Ok(None),
-        (Idiom::Plain, Op::Read(x)) => (format!("{{r}} = *{name};"), Some(x)),
+        (Idiom::SpinLock, Op::CmpXchg { ok: false, .. }) => return None,
+        (Idiom::Plain, Op::Read(x)) => {
+            let i = Instr::Load {
+                load: Load::Plain,
+                var: name.clone(),
+                reg: 0,
+            };
+            with_reg(&mut acc, i, x);
+            acc.load = true;
+        }
         // The aggregate's `+=` under the lock is read locklessly.
         (_, Op::Write(x)) if matches!(a.var, Var::Aggregate { .. }) => {
-            (format!("WRITE_ONCE(*{name}, {x});"), None)
+            acc.instr = Ok(Instr::write_once(n, x))
         }
-        (Idiom::WriteOnce, Op::Write(x)) => (format!("WRITE_ONCE(*{name}, {x});"), None),
+        (Idiom::WriteOnce, Op::Write(x)) => acc.instr = Ok(Instr::write_once(n, x)),
         // A plain C store: herd7 reports a data race if two are unordered.
-        (Idiom::Plain, Op::Write(x)) => (format!("*{name} = {x};"), None),
-        (Idiom::SpinTrylock, Op::CmpXchg { ok, .. }) => (
-            format!("{{r}} = spin_trylock({name});"),
-            Some(i64::from(ok)),
-        ),
-        (Idiom::SpinLock, _) => (format!("spin_lock({name});"), None),
-        (Idiom::SpinUnlock, _) => (format!("spin_unlock({name});"), None),
-        (Idiom::SpinIsLocked, Op::Read(x)) => (
-            format!("{{r}} = spin_is_locked({name});"),
-            Some(i64::from(x != 0)),
-        ),
+        (Idiom::Plain, Op::Write(x)) => {
+            acc.instr = Ok(Instr::Store {
+                store: Store::Plain,
+                var: name.clone(),
+                val: x,
+            })
+        }
+        (Idiom::SpinTrylock, Op::CmpXchg { ok, .. }) => {
+            let i = Instr::Trylock {
+                var: name.clone(),
+                reg: 0,
+            };
+            with_reg(&mut acc, i, i64::from(ok));
+            acc.lock = ok.then_some(Held::Takes);
+            acc.read = None;
+            acc.write = None;
+        }
+        (Idiom::SpinLock, _) => {
+            acc.instr = Ok(Instr::lock(n));
+            acc.lock = Some(Held::Takes);
+            acc.read = None;
+            acc.write = None;
+        }
+        (Idiom::SpinUnlock, _) => {
+            acc.instr = Ok(Instr::unlock(n));
+            acc.lock = Some(Held::Drops);
+            acc.read = None;
+            acc.write = None;
+        }
+        (Idiom::SpinIsLocked, Op::Read(x)) => {
+            let i = Instr::IsLocked {
+                var: name.clone(),
+                reg: 0,
+            };
+            with_reg(&mut acc, i, i64::from(x != 0));
+            acc.read = None;
+        }
         (idiom, op) => {
-            return Err(format!(
-                "not exported as a litmus test: no LKMM form for {actor}'s {idiom:?} {op:?} on {}",
+            acc.instr = Err(format!(
+                "no LKMM form for {actor}'s {idiom:?} {op:?} on {}",
                 a.var
             ))
         }
-    };
-    Ok(Some(Stmt { text, var, read }))
+    }
+    Some(acc)
 }
 
-/// The litmus test for `steps`, or why none is exported.
-pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
-    export_noted(name, steps, None)
+/// Every access of `steps` the test can speak of, in trace order.
+fn accesses(steps: &[Step]) -> Vec<Acc> {
+    steps
+        .iter()
+        .filter_map(|s| translate(s.actor, s.access?))
+        .collect()
 }
 
-/// Whether `steps` touch the rstat updated tree ([`Var::UpdatedNext`]).
-pub fn touches_tree(steps: &[Step]) -> bool {
-    steps.iter().any(|s| {
-        matches!(
-            s.access,
-            Some(Access {
-                var: Var::UpdatedNext { .. },
-                ..
-            })
-        )
+/// Each data variable's initial value: the first value a load or RMW
+/// returned that no earlier store wrote; else 1 for the llist heads (NULL
+/// in the model's encoding, see protocol::rstat_llist), else 0.
+fn initial_values(accs: &[Acc]) -> BTreeMap<String, i64> {
+    let mut written: BTreeMap<&str, BTreeSet<i64>> = BTreeMap::new();
+    let mut init: BTreeMap<String, i64> = BTreeMap::new();
+    for a in accs {
+        let Some(v) = a.var() else { continue };
+        if a.is_lock() {
+            continue;
+        }
+        let seen = written.entry(v).or_default();
+        if let Some(r) = a.read {
+            if !seen.contains(&r) && !init.contains_key(v) {
+                init.insert(v.to_string(), r);
+            }
+        }
+        if let Some(w) = a.write {
+            seen.insert(w);
+        }
+        if !init.contains_key(v) && v.starts_with("lhead_first") && a.read.is_none() {
+            init.insert(v.to_string(), 1);
+        }
+    }
+    init
+}
+
+/// The store a load at `i` read from: the position of the latest store
+/// before it of the value it returned (`None`: the initial value).
+fn source(accs: &[Acc], i: usize) -> Option<usize> {
+    let (v, val) = (accs[i].var(), accs[i].read);
+    accs[..i]
+        .iter()
+        .rposition(|a| a.var() == v && a.write.is_some() && a.write == val)
+}
+
+/// Whether `a` then `b` (another thread's accesses to one variable) are a
+/// communication: `b` reads `a`'s store (rf), `b` overwrites the value `a`
+/// read (fr), or `b` overwrites `a`'s store (co).
+fn communicates(accs: &[Acc], ia: usize, ib: usize) -> bool {
+    let (a, b) = (&accs[ia], &accs[ib]);
+    if a.var() != b.var() || a.var().is_none() || a.is_lock() || b.is_lock() {
+        return false;
+    }
+    let rf = a.write.is_some() && b.read.is_some() && source(accs, ib) == Some(ia);
+    let fr =
+        a.read.is_some() && b.write.is_some() && source(accs, ia).is_none_or(|s| s < ib) && ib > ia;
+    let co = a.write.is_some() && b.write.is_some() && ia < ib;
+    rf || fr || co
+}
+
+/// The first load that returned a value other than the last one stored
+/// before it, with the last store it missed (another thread's).
+fn first_stale_load(accs: &[Acc]) -> Option<(usize, usize)> {
+    accs.iter().enumerate().find_map(|(i, a)| {
+        let (Some(v), true, Some(r)) = (a.var(), a.load, a.read) else {
+            return None;
+        };
+        let last = accs[..i]
+            .iter()
+            .rposition(|b| b.var() == Some(v) && b.write.is_some())?;
+        let current = accs[last].write;
+        (current != Some(r) && accs[last].actor != a.actor).then_some((i, last))
     })
 }
 
-/// The rstat tree's store-buffering race alone (issue 11): of `steps`, the
-/// accesses of the updaters and flushers to the per-CPU counters
-/// `state[]`, the trees' `updated_next` words and the per-CPU
-/// `cgroup_rstat_cpu_lock`s. Left out: the thresholds, the aggregate and
-/// `cgroup_rstat_lock` (none orders the two racing accesses of either side),
-/// and main's reads and flushes after joining every thread (a litmus test
-/// has no join).
-pub fn export_tree_race(name: &str, steps: &[Step]) -> Result<String, String> {
-    // From v6.17 the racy word is the llist node; the tree is then touched
-    // by flushers only, under the ss lock, and is left out.
-    let llist = steps.iter().any(|s| {
-        matches!(
-            s.access,
-            Some(Access {
-                var: Var::LlistNode { .. },
-                ..
-            })
-        )
-    });
-    let slice: Vec<Step> = steps
-        .iter()
-        .filter(|s| s.actor != Actor::Main)
-        .filter(|s| match s.access {
-            Some(Access { var, .. }) => match var {
-                Var::State { .. } => true,
-                Var::UpdatedNext { .. } => !llist,
-                Var::LlistNode { .. } | Var::LlistHead { .. } => true,
-                Var::Lock(LockName::Other(n)) => n.starts_with("rstat_cpu"),
-                _ => false,
-            },
-            None => false,
-        })
-        .cloned()
-        .collect();
-    let note = if llist {
-        "The slice of the trace on state[], the llist nodes and heads only."
-    } else {
-        "The slice of the trace on state[], updated_next and the per-CPU rstat locks only."
-    };
-    export_noted(name, &slice, Some(note))
+/// What a slice keeps: its data variables, and the accesses (indices)
+/// that make the outcome; each thread keeps what lies between its first
+/// and last such access.
+struct Slice {
+    vars: BTreeSet<String>,
+    core: BTreeSet<usize>,
+    why: String,
 }
 
-fn export_noted(name: &str, steps: &[Step], note: Option<&str>) -> Result<String, String> {
-    let mut per_actor: BTreeMap<Actor, Vec<Stmt>> = BTreeMap::new();
-    let mut types: BTreeMap<String, &'static str> = BTreeMap::new();
-    for s in steps {
-        let Some(a) = s.access else { continue };
-        let Some(stmt) = translate(s.actor, a)? else {
+/// The race of the first load only weak memory allows, if there is one:
+/// the load, the store it missed, and every pair of accesses by which the
+/// storing thread, after its store, communicates with the loading thread
+/// before its load (a message-passing flag, a store-buffering partner).
+fn weak_slice(accs: &[Acc]) -> Option<Slice> {
+    let (i, j) = first_stale_load(accs)?;
+    let (t, u) = (accs[i].actor, accs[j].actor);
+    let x = accs[i].var().unwrap_or_default().to_string();
+    let mut vars = vec![x.clone()];
+    let mut core = BTreeSet::from([i, j]);
+    for ia in (j + 1)..accs.len() {
+        if accs[ia].actor != u {
             continue;
-        };
-        let (v, ty) = &stmt.var;
-        match types.get(v) {
-            Some(t) if t != ty => {
-                return Err(format!(
-                    "not exported as a litmus test: {v} is accessed both as {t} and as {ty}"
-                ))
+        }
+        for ib in 0..i {
+            if accs[ib].actor != t || !communicates(accs, ia, ib) {
+                continue;
             }
-            _ => {
-                types.insert(v.clone(), ty);
+            let y = accs[ia].var().unwrap_or_default().to_string();
+            if !vars.contains(&y) {
+                if vars.len() == MAX_VARIABLES {
+                    continue;
+                }
+                vars.push(y);
+            }
+            core.extend([ia, ib]);
+        }
+    }
+    let why = format!(
+        "the first load only weak memory allows ({}'s load of {x}, which misses {}'s \
+         store) and what orders the two threads around it (on {})",
+        t,
+        u,
+        vars.join(", ")
+    );
+    Some(Slice {
+        vars: vars.into_iter().collect(),
+        core,
+        why,
+    })
+}
+
+/// The variables one thread last read from another thread's store, latest
+/// first, at most `most` of them, with those loads and stores.
+fn sc_slice(accs: &[Acc], most: usize) -> Slice {
+    let mut last: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (i, a) in accs.iter().enumerate() {
+        if a.is_lock() || a.read.is_none() {
+            continue;
+        }
+        if let Some(s) = source(accs, i).filter(|&s| accs[s].actor != a.actor) {
+            last.insert(a.var().unwrap_or_default().to_string(), (i, s));
+        }
+    }
+    let mut ranked: Vec<((usize, usize), String)> =
+        last.into_iter().map(|(v, is)| (is, v)).collect();
+    ranked.sort_by(|a, b| b.cmp(a));
+    ranked.truncate(most);
+    let vars: BTreeSet<String> = ranked.iter().map(|(_, v)| v.clone()).collect();
+    let core = ranked.iter().flat_map(|((i, s), _)| [*i, *s]).collect();
+    let why = format!(
+        "the last load from another thread's store of each of {}",
+        vars.iter().cloned().collect::<Vec<_>>().join(", ")
+    );
+    Slice { vars, core, why }
+}
+
+/// The accesses a slice keeps, and the initial values that make them
+/// consistent: each thread's accesses to the slice's variables between its
+/// first and last core access, widened until every kept load reads either
+/// a kept store or the value its variable has before the first kept
+/// access; then the lock and unlock around every kept access.
+fn window(accs: &[Acc], mut slice: Slice) -> (BTreeSet<usize>, BTreeMap<String, i64>, Slice) {
+    let true_init = initial_values(accs);
+    loop {
+        let mut bounds: BTreeMap<Actor, (usize, usize)> = BTreeMap::new();
+        for &c in &slice.core {
+            let b = bounds.entry(accs[c].actor).or_insert((c, c));
+            b.0 = b.0.min(c);
+            b.1 = b.1.max(c);
+        }
+        let kept: BTreeSet<usize> = (0..accs.len())
+            .filter(|&k| {
+                let a = &accs[k];
+                bounds
+                    .get(&a.actor)
+                    .is_some_and(|&(lo, hi)| lo <= k && k <= hi)
+                    && !a.is_lock()
+                    && a.var().is_none_or(|v| slice.vars.contains(v))
+            })
+            .collect();
+        let mut init = BTreeMap::new();
+        for v in &slice.vars {
+            let first = kept
+                .iter()
+                .copied()
+                .find(|&k| accs[k].var() == Some(v.as_str()));
+            let before = first.and_then(|f| {
+                accs[..f]
+                    .iter()
+                    .rposition(|a| a.var() == Some(v.as_str()) && a.write.is_some())
+            });
+            let x = match before {
+                Some(b) => accs[b].write.unwrap_or(0),
+                None => true_init.get(v).copied().unwrap_or(0),
+            };
+            init.insert(v.clone(), x);
+        }
+        // A kept load of a value neither the initial one nor a kept
+        // store's: keep the store it read (the first store of the
+        // variable, if it read the true initial value).
+        let mut grown = false;
+        for &k in &kept {
+            let (Some(v), Some(r)) = (accs[k].var(), accs[k].read) else {
+                continue;
+            };
+            let from_kept = kept
+                .iter()
+                .any(|&w| w < k && accs[w].var() == Some(v) && accs[w].write == Some(r));
+            if from_kept || init.get(v) == Some(&r) {
+                continue;
+            }
+            let need = source(accs, k).or_else(|| {
+                accs.iter()
+                    .position(|a| a.var() == Some(v) && a.write.is_some())
+            });
+            if let Some(n) = need {
+                grown |= slice.core.insert(n);
             }
         }
-        per_actor.entry(s.actor).or_default().push(stmt);
+        if grown {
+            continue;
+        }
+        let mut kept = kept;
+        kept.extend(critical_sections(accs, &kept));
+        return (kept, init, slice);
     }
-    if types.len() > MAX_VARIABLES {
-        let names: Vec<&str> = types.keys().map(String::as_str).collect();
-        return Err(format!(
-            "not exported as a litmus test: the trace touches {} shared variables ({}), more than {MAX_VARIABLES}",
-            types.len(),
-            names.join(", ")
-        ));
+}
+
+/// The lock and unlock statements of every critical section a kept access
+/// lies in.
+fn critical_sections(accs: &[Acc], kept: &BTreeSet<usize>) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    // Per thread, the locks held: (lock, index of its lock statement).
+    let mut held: BTreeMap<Actor, Vec<(String, usize)>> = BTreeMap::new();
+    let mut open: Vec<(Actor, String, usize)> = Vec::new();
+    for (k, a) in accs.iter().enumerate() {
+        let h = held.entry(a.actor).or_default();
+        match (a.lock, a.var()) {
+            (Some(Held::Takes), Some(l)) => h.push((l.to_string(), k)),
+            (Some(Held::Drops), Some(l)) => {
+                if let Some(p) = h.iter().rposition(|(x, _)| x == l) {
+                    let (_, at) = h.remove(p);
+                    if open
+                        .iter()
+                        .any(|(ac, x, o)| *ac == a.actor && x == l && *o == at)
+                    {
+                        out.extend([at, k]);
+                    }
+                }
+            }
+            _ if kept.contains(&k) => {
+                for (l, at) in h.iter() {
+                    if !open
+                        .iter()
+                        .any(|(ac, x, o)| *ac == a.actor && x == l && o == at)
+                    {
+                        open.push((a.actor, l.clone(), *at));
+                    }
+                }
+            }
+            _ => {}
+        }
     }
-    if !per_actor.values().flatten().any(|s| s.read.is_some()) {
+    out
+}
+
+/// The test for `accs`: the whole trace, or the accesses `kept` with
+/// initial values `init`.
+fn build(
+    name: &str,
+    accs: &[Acc],
+    keep: Option<(&BTreeSet<usize>, &BTreeMap<String, i64>)>,
+) -> Result<Program, String> {
+    let init = match keep {
+        Some((_, init)) => init.clone(),
+        None => initial_values(accs),
+    };
+    let mut per_actor: BTreeMap<Actor, Vec<&Acc>> = BTreeMap::new();
+    for (k, a) in accs.iter().enumerate() {
+        // Barriers are kept in every kept thread, then trimmed below.
+        let wanted = keep.is_none_or(|(kept, _)| {
+            kept.contains(&k)
+                || (a.var().is_none() && kept.iter().any(|&x| accs[x].actor == a.actor))
+        });
+        if wanted {
+            per_actor.entry(a.actor).or_default().push(a);
+        }
+    }
+    let mut prog = Program::new(name).expect(Observation::Sometimes);
+    let mut p = 0;
+    for (actor, list) in per_actor {
+        // A barrier orders something only between two kept accesses.
+        let first = list.iter().position(|a| a.var().is_some());
+        let last = list.iter().rposition(|a| a.var().is_some());
+        let (Some(first), Some(last)) = (first, last) else {
+            continue;
+        };
+        let mut body: Vec<Instr> = Vec::new();
+        let mut reg = 0;
+        for a in &list[first..=last] {
+            let mut i = a
+                .instr
+                .clone()
+                .map_err(|why| format!("not exported as a litmus test: {why}"))?;
+            if matches!(i, Instr::Fence(_)) && body.last() == Some(&i) {
+                continue;
+            }
+            if let Some(v) = a.reg_val {
+                set_reg(&mut i, reg);
+                prog.exists.push(super::litmus_prog::Cond::Reg {
+                    thread: p,
+                    reg,
+                    val: v,
+                });
+                reg += 1;
+            }
+            body.push(i);
+        }
+        prog = prog.thread(&actor.to_string(), body);
+        p += 1;
+    }
+    let used = prog.types()?;
+    for (v, x) in init {
+        if used.contains_key(&v) && x != 0 {
+            prog.init.insert(v, x);
+        }
+    }
+    if prog.exists.is_empty() {
         return Err(
             "not exported as a litmus test: the trace has no shared-memory load for `exists` to state"
                 .into(),
         );
     }
-    let mut out = String::new();
-    let _ = writeln!(out, "C {name}\n");
-    let _ = writeln!(out, "(*");
-    let _ = writeln!(
-        out,
-        " * Result: Sometimes expected (flushcheck observed these values)."
-    );
-    let _ = writeln!(
-        out,
-        " * Generated from a flushcheck trace: each thread's path is fixed to"
-    );
-    let _ = writeln!(
-        out,
-        " * the traced one (the C code's tests are not here, only their loads)."
-    );
-    if let Some(n) = note {
-        let _ = writeln!(out, " * {n}");
+    Ok(prog)
+}
+
+fn set_reg(i: &mut Instr, r: usize) {
+    match i {
+        Instr::Load { reg, .. }
+        | Instr::AtomicAddReturn { reg, .. }
+        | Instr::Xchg { reg, .. }
+        | Instr::Cmpxchg { reg, .. }
+        | Instr::Trylock { reg, .. }
+        | Instr::IsLocked { reg, .. } => *reg = r,
+        _ => {}
     }
-    let _ = writeln!(out, " *)\n");
-    // Every variable starts at 0 but the llist heads (NULL is 1 in the
-    // model's encoding, see protocol::rstat_llist).
-    let inits: Vec<String> = steps
+}
+
+/// The header lines every export carries.
+fn generated_note(prog: &mut Program) {
+    prog.doc.extend([
+        "flushcheck observed these values. Generated from a flushcheck trace:".to_string(),
+        "each thread's path is fixed to the traced one (the C code's tests".to_string(),
+        "are not here, only their loads).".to_string(),
+    ]);
+}
+
+/// The litmus test of `steps` as a [`Program`], sliced if the trace
+/// touches more than [`MAX_VARIABLES`] data variables or its test would
+/// have more than [`MAX_CANDIDATES`] candidate executions; or why none.
+pub fn program(name: &str, steps: &[Step]) -> Result<Program, String> {
+    let accs = accesses(steps);
+    let data: BTreeSet<&str> = accs
         .iter()
-        .filter_map(|s| match s.access {
-            Some(Access {
-                var: v @ Var::LlistHead { .. },
-                ..
-            }) => c_name(v),
-            _ => None,
-        })
-        .collect::<BTreeSet<String>>()
-        .into_iter()
-        .map(|n| format!("{n}=1;"))
+        .filter(|a| !a.is_lock())
+        .filter_map(Acc::var)
         .collect();
-    if inits.is_empty() {
-        let _ = writeln!(out, "{{}}\n");
-    } else {
-        let _ = writeln!(out, "{{ {} }}\n", inits.join(" "));
-    }
-    let mut exists = Vec::new();
-    for (p, (actor, stmts)) in per_actor.iter().enumerate() {
-        let used: BTreeSet<&(String, &'static str)> = stmts.iter().map(|s| &s.var).collect();
-        let params: Vec<String> = used.iter().map(|(v, ty)| format!("{ty} *{v}")).collect();
-        let _ = writeln!(out, "P{p}({}) /* {actor} */", params.join(", "));
-        let _ = writeln!(out, "{{");
-        let regs = stmts.iter().filter(|s| s.text.contains("{r}")).count();
-        if regs > 0 {
-            let names: Vec<String> = (0..regs).map(|i| format!("r{i}")).collect();
-            let _ = writeln!(out, "\tint {};\n", names.join(", "));
+    if data.len() <= MAX_VARIABLES {
+        let mut prog = build(name, &accs, None)?;
+        if prog.candidates() <= MAX_CANDIDATES {
+            generated_note(&mut prog);
+            return Ok(prog);
         }
-        let mut r = 0;
-        for s in stmts {
-            if s.text.contains("{r}") {
-                let reg = format!("r{r}");
-                let _ = writeln!(out, "\t{}", s.text.replace("{r}", &reg));
-                if let Some(v) = s.read {
-                    exists.push(format!("{p}:{reg}={v}"));
-                }
-                r += 1;
-            } else {
-                let _ = writeln!(out, "\t{}", s.text);
-            }
-        }
-        let _ = writeln!(out, "}}\n");
     }
-    let _ = writeln!(out, "exists ({})", exists.join(" /\\ "));
-    Ok(out)
+    if let Some(slice) = weak_slice(&accs) {
+        return sliced(name, &accs, slice);
+    }
+    // Fewer variables until herd7 can run the test in about a second.
+    let mut most = MAX_VARIABLES;
+    loop {
+        let prog = sliced(name, &accs, sc_slice(&accs, most))?;
+        if prog.candidates() <= MAX_CANDIDATES || most == 1 {
+            return Ok(prog);
+        }
+        most -= 1;
+    }
+}
+
+fn sliced(name: &str, accs: &[Acc], slice: Slice) -> Result<Program, String> {
+    let (kept, init, slice) = window(accs, slice);
+    let mut prog = build(name, accs, Some((&kept, &init)))?;
+    generated_note(&mut prog);
+    let all: BTreeSet<&str> = accs.iter().filter_map(Acc::var).collect();
+    let kept_vars: BTreeSet<&str> = kept.iter().filter_map(|&k| accs[k].var()).collect();
+    let left: Vec<&str> = all.difference(&kept_vars).copied().collect();
+    let actors: BTreeSet<Actor> = accs.iter().map(|a| a.actor).collect();
+    let kept_actors: BTreeSet<Actor> = kept.iter().map(|&k| accs[k].actor).collect();
+    let dropped: Vec<String> = actors
+        .difference(&kept_actors)
+        .map(Actor::to_string)
+        .collect();
+    let mut note = format!(
+        "Sliced: the trace touches {} shared variables; this keeps {}, each \
+         thread's accesses to them between the first and the last that \
+         matter, the locks held around those, and the values the variables \
+         had before (the initial state); left out: {}",
+        all.len(),
+        slice.why,
+        left.join(", ")
+    );
+    if !dropped.is_empty() {
+        note += &format!("; threads left out: {}", dropped.join(", "));
+    }
+    note += ".";
+    prog.doc.extend(crate::observe::record::wrap(&note, 70));
+    Ok(prog)
+}
+
+/// The litmus test for `steps`, or why none is exported.
+pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
+    program(name, steps)?.render()
 }

@@ -3,3 +3,5 @@
 
 pub mod explain;
 pub mod litmus;
+pub mod litmus_prog;
+pub mod litmus_shapes;
