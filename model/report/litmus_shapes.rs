@@ -379,7 +379,7 @@ pub fn all() -> Vec<Shape> {
         shape(
             false,
             "2+2W, smp_wmb() on both sides",
-            w22("2+2W+fencewmbonceonces", Never, Some(I::wmb())),
+            w22("2+2W+fencewmbonceonces", Sometimes, Some(I::wmb())),
         ),
         shape(
             false,

@@ -3,5 +3,7 @@
 
 pub mod explain;
 pub mod litmus;
+pub mod litmus_corpus;
+pub mod litmus_herd;
 pub mod litmus_prog;
 pub mod litmus_shapes;
