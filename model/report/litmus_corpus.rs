@@ -48,6 +48,8 @@ pub struct Entry {
     pub group: &'static str,
     /// The README's line about it.
     pub summary: String,
+    /// The test under loom (unbounded, bound 2) and the DFS.
+    pub measured: Vec<Measured>,
 }
 
 /// The loom searches a corpus test is measured with: unbounded, and at
@@ -309,6 +311,7 @@ fn finding(
         prog: p,
         group: "findings",
         summary,
+        measured: ms,
     })
 }
 
@@ -638,6 +641,7 @@ pub fn shapes(budget: Duration) -> Result<Vec<Entry>, String> {
             prog: p,
             group: "shapes",
             summary,
+            measured: ms,
         });
     }
     Ok(out)
