@@ -231,3 +231,23 @@ fn check_compares_herd7s_observation_with_each_header() {
         "{out}"
     );
 }
+
+/// docs/findings.md section 15 quotes the store-buffering export as
+/// `explain` prints it, not abridged.
+#[test]
+fn findings_quote_the_export_as_printed() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .args("explain --variant v6.8-tree --property conservation --backend loom --cpus 1 --updates 2 --val 1 --readers 0 --periodic --format json".split(' '))
+        .output()
+        .expect("run flushcheck");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let litmus = v["litmus"].as_str().expect("a litmus test");
+    let findings =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/findings.md"))
+            .expect("findings");
+    assert!(
+        findings.contains(&format!("```text\n{litmus}```")),
+        "docs/findings.md section 15 does not quote:\n{litmus}"
+    );
+}
