@@ -1,6 +1,7 @@
 //! Memory barriers.
 //!
-//! Each barrier is reported as an observation, an [`Access`] with the
+//! Each barrier is reported as an observation, an
+//! [`Access`](crate::observe::obs::Access) with the
 //! barrier's idiom on the pseudo-variable [`FENCE`] (it reads and writes
 //! nothing), so that traces and litmus exports show where it stands.
 
