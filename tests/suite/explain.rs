@@ -3,7 +3,7 @@
 //! `flushcheck replay` reproduces the same violation from the printed
 //! token, on each backend.
 
-mod common;
+use crate::common;
 
 fn token(out: &str) -> String {
     out.lines()

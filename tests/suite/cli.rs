@@ -1,7 +1,7 @@
 //! Bad input gets one clear line naming the bad value and what is allowed,
 //! and exit code 2.
 
-mod common;
+use crate::common;
 
 fn error_of(args: &[&str]) -> String {
     let out = common::flushcheck(args);

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-mod common;
+use crate::common;
 
 /// The `flushcheck` commands of `md`, without the program name, each with
 /// the exit code it must return.

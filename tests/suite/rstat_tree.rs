@@ -8,7 +8,7 @@ use memcg_flush_model::explore::{Backend, Shard};
 use memcg_flush_model::observe::Event;
 use memcg_flush_model::{Config, Property};
 
-mod common;
+use crate::common;
 
 const ENTRY: &str = "memcg-tree-sb";
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use memcg_flush_model::check::fuzz::{draw, neighbours, Bounds};
 use memcg_flush_model::Config;
 
-mod common;
+use crate::common;
 
 /// Each field of a printed configuration (`cpus=2 batch=1 ... periodic=on`)
 /// as a number: vals as their count and their largest, periodic as 0/1,

@@ -8,7 +8,7 @@ use memcg_flush_model::measure::bench::{
 };
 use memcg_flush_model::Variant;
 
-mod common;
+use crate::common;
 
 #[test]
 fn v6_0_cuts_threshold_rmws_by_90_percent_on_the_deterministic_schedule() {

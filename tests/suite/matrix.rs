@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn find<'a>(cells: &'a [Value], variant: &str, property: &str, backend: &str) -> &'a Value {
     cells

@@ -16,9 +16,7 @@ use memcg_flush_model::observe::plan::FLUSH_TIME;
 use memcg_flush_model::protocol::Variant;
 use memcg_flush_model::{Config, Property};
 
-mod common;
-
-use common::{on_config, on_entry, token, verdict};
+use crate::common::{on_config, on_entry, token, verdict};
 
 fn entry(name: &str) -> (Config, Vec<Backend>) {
     let suite = Suite::standard(&Sizes::default());

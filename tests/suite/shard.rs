@@ -4,9 +4,7 @@
 
 use serde_json::Value;
 
-mod common;
-
-use common::flushcheck_json as json;
+use crate::common::flushcheck_json as json;
 
 const BASE: &[&str] = &[
     "--backend",

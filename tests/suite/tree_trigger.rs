@@ -8,9 +8,7 @@ use memcg_flush_model::explore::Backend;
 use memcg_flush_model::observe::{Event, ReaderOutcome};
 use memcg_flush_model::{Config, Property};
 
-mod common;
-
-use common::collecting;
+use crate::common::collecting;
 
 const ENTRY: &str = "memcg-tree-trigger";
 

@@ -7,7 +7,7 @@ use memcg_flush_model::cli::registry;
 use memcg_flush_model::measure::perf::first_kill;
 use memcg_flush_model::{Property, Variant};
 
-mod common;
+use crate::common;
 
 const BUDGET: Duration = Duration::from_secs(30);
 

@@ -9,11 +9,10 @@
 //! unbounded loom search covers every execution but those loom 0.7.3's
 //! load-then-RMW gap hides (tests/loom_gap.rs), so no cell here is called
 //! exhaustive.
-#![cfg(loom)]
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 /// Run loom-only `flushcheck --json` with `args`; return exit code and cells.
 fn loom_matrix(args: &[&str]) -> (i32, Vec<Value>) {

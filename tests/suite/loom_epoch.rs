@@ -16,7 +16,6 @@
 //! flusher; the forms and the mutants about RCU, every property, at
 //! preemption bound 1. The verdict with crossbeam-epoch must equal the
 //! verdict with the flag RCU.
-#![cfg(crossbeam_loom)]
 
 use std::time::Duration;
 

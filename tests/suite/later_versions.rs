@@ -7,9 +7,7 @@ use memcg_flush_model::cli::registry;
 use memcg_flush_model::explore::{Backend, Shard};
 use memcg_flush_model::{Config, Property};
 
-mod common;
-
-use common::{on_config, on_entry, token, verdict};
+use crate::common::{on_config, on_entry, token, verdict};
 
 fn random(iterations: usize) -> Backend {
     Backend::ShuttleRandom {
