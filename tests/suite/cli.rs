@@ -97,7 +97,7 @@ fn abstract_time_flags_are_checked() {
 
 #[test]
 fn a_variant_named_like_one_in_the_catalogue_is_refused() {
-    let code = memcg_flush_model::cli::registry(vec![memcg_flush_model::Variant::v6_0()]);
+    let code = memcg_flush_model::cli::registry(vec![common::variant("v6.0").clone()]);
     let e = code.unwrap_err();
     assert!(
         e.contains("variant \"v6.0\" is already in the catalogue"),

@@ -8,13 +8,11 @@
 //! the periodic work already exceed 400,000 schedules), so the
 //! configurations here have one flusher besides main's final flush.
 
-use std::time::Duration;
+use memcg_flush_model::explore::Outcome;
+use memcg_flush_model::protocol::{Family, Kind};
+use memcg_flush_model::Config;
 
-use memcg_flush_model::check::run::{explore_variant, judge, judged, monitor_plan};
-use memcg_flush_model::cli::registry;
-use memcg_flush_model::explore::{Backend, Outcome, Shard};
-use memcg_flush_model::protocol::{Family, Kind, Variant};
-use memcg_flush_model::{Config, Property};
+use crate::common::{cfg, dfs, explore, reg, tree_family};
 
 struct Search {
     schedules: u64,
@@ -23,41 +21,20 @@ struct Search {
 }
 
 fn search(cfg: &Config, variant: &str, sleep_sets: bool) -> Search {
-    let reg = registry(Vec::new()).expect("catalogue");
-    let v = reg
-        .iter()
-        .find(|v| v.name == variant)
-        .expect("known")
-        .clone();
-    let b = Backend::ShuttleDfs {
-        max_schedules: 200_000,
-        sleep_sets,
-        stateful: false,
-    };
-    let plan = monitor_plan(&v, &reg, cfg, &b).expect("plan");
-    let (e, shared) = explore_variant(
-        &v,
-        plan,
-        &b,
-        Shard::default(),
-        Duration::from_secs(120),
-        None,
-    );
+    let x = explore(variant, cfg, &dfs(200_000, sleep_sets, false), None);
+    let e = &x.exploration;
     assert!(
         e.outcome == Outcome::Finished,
         "{variant} on {cfg}, sleep sets {sleep_sets}: {:?}",
         e.outcome
     );
-    let m = &shared.measures;
+    let m = &x.shared.measures;
     Search {
         schedules: e.executions,
-        verdicts: Property::ALL
-            .into_iter()
-            .filter(|p| judged(*p, &v, cfg, &b))
-            .map(|p| {
-                let j = judge(p, cfg, &e.outcome, &shared);
-                format!("{}={}", p.name(), j.verdict.name())
-            })
+        verdicts: x
+            .verdicts
+            .iter()
+            .map(|j| format!("{}={}", j.property.name(), j.verdict.name()))
             .collect(),
         maxima: [
             m.stale_at_no_flush.value(),
@@ -71,41 +48,10 @@ fn search(cfg: &Config, variant: &str, sleep_sets: bool) -> Search {
 
 #[test]
 fn sleep_sets_change_neither_verdicts_nor_maxima() {
-    let base = Config {
-        cpus: 1,
-        batch: 1,
-        updates: 2,
-        vals: vec![2],
-        readers: 1,
-        reads: 1,
-        periodic: false,
-        ticks: 0,
-        late: 0,
-        tree: Vec::new(),
-        charge: Vec::new(),
-        read: Vec::new(),
-        ratelimited: 0,
-        settle: 0,
-        settle_update: false,
-    };
-    let configs = [
-        base.clone(),
-        Config {
-            readers: 0,
-            periodic: true,
-            ..base
-        },
-    ];
-    let reg = registry(Vec::new()).expect("catalogue");
+    let configs = [cfg::one_cpu_reader(), cfg::one_cpu_periodic()];
     let mut pruned = 0;
     // The per-memcg family walks more steps per update: one update each.
-    let per_memcg: Vec<Config> = configs
-        .iter()
-        .map(|c| Config {
-            updates: 1,
-            ..c.clone()
-        })
-        .collect();
+    let per_memcg: Vec<Config> = configs.iter().map(|c| c.clone().updates(1)).collect();
     for (cfg, family) in configs
         .iter()
         .map(|c| (c, Family::Global))
@@ -114,9 +60,10 @@ fn sleep_sets_change_neither_verdicts_nor_maxima() {
         // The tree family's unreduced search spins on the per-CPU rstat
         // lock past the cap (over 200,000 schedules with the periodic work);
         // tests/stateful.rs compares it with sleep sets and state caching.
-        for v in reg.iter().filter(|v| {
-            v.kind != Kind::Bound && v.family == family && !Variant::is_tree_family(&v.name)
-        }) {
+        for v in reg()
+            .iter()
+            .filter(|v| v.kind != Kind::Bound && v.family == family && !tree_family(v))
+        {
             let reduced = search(cfg, &v.name, true);
             let full = search(cfg, &v.name, false);
             assert_eq!(reduced.verdicts, full.verdicts, "{} on {cfg}", v.name);

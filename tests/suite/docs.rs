@@ -6,7 +6,9 @@
 //! line ends with `# exits N`, in which case it must exit N. Examples must be
 //! quick (each well under 20 s on 2 cores); slow commands go in `text`
 //! blocks, which are not run. Each command's time is printed (run with
-//! `--nocapture` to see it); no time is asserted.
+//! `--nocapture` to see it); no time is asserted. The few documented
+//! commands over 10 s ([`HEAVY`]) run only with `--ignored`, so that the
+//! default `cargo test` stays within its time budget.
 
 use std::path::Path;
 use std::time::Instant;
@@ -37,8 +39,27 @@ fn commands(md: &str) -> Vec<(String, i32)> {
     out
 }
 
-#[test]
-fn documented_commands_run_as_documented() {
+/// The documented commands that take over 10 s on 2 cores (measured while
+/// porting to the one test crate, on a shared 2-core machine): run by
+/// [`heavy_documented_commands_run_as_documented`], which is ignored by
+/// default, not by the default `cargo test`.
+const HEAVY: [(&str, &str); 3] = [
+    // 25.1 s: five seeds of time-to-kill for every mutant.
+    ("running.md", "perf --seeds 1 --budget 5 --no-growth"),
+    // 14.5 s: the lifetime matrix of the three kernel forms.
+    (
+        "findings.md",
+        "lifetime --variant v6.8-life,v7.1-life,v7.1-life-v1",
+    ),
+    // 11.7 s: three seeded searches and the shrink of a per-memcg trace.
+    (
+        "findings.md",
+        "explain --variant v6.8 --property per_memcg_error_bound --backend shuttle-random --cpus 1 --batch 2 --updates 5 --val 2 --tree 0 --charge 1 --read 0 --reads 2",
+    ),
+];
+
+/// Every documented command, by file: (file name, command, exit code).
+fn documented() -> Vec<(String, String, i32)> {
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
     let mut files: Vec<_> = std::fs::read_dir(&docs)
         .expect("docs/")
@@ -46,33 +67,74 @@ fn documented_commands_run_as_documented() {
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
     files.sort();
-    let mut ran = 0;
+    let mut out = Vec::new();
     for path in files {
         let md = std::fs::read_to_string(&path).expect("readable");
-        for (cmd, expected) in commands(&md) {
-            let args: Vec<&str> = cmd.split_whitespace().collect();
-            let start = Instant::now();
-            let out = common::flushcheck(&args);
-            eprintln!(
-                "{:5.1} s  {}: flushcheck {cmd}",
-                start.elapsed().as_secs_f64(),
-                path.file_name().unwrap_or_default().to_string_lossy()
-            );
-            assert_eq!(
-                out.code,
-                expected,
-                "{}: `flushcheck {cmd}`\n{}{}",
-                path.display(),
-                out.stdout,
-                out.stderr
-            );
-            ran += 1;
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        for (cmd, code) in commands(&md) {
+            out.push((name.clone(), cmd, code));
         }
     }
+    out
+}
+
+fn is_heavy(file: &str, cmd: &str) -> bool {
+    HEAVY.iter().any(|(f, c)| *f == file && *c == cmd)
+}
+
+/// Run each command, check its exit code, print its time; the number run.
+fn run_all(cmds: &[(String, String, i32)]) -> usize {
+    for (file, cmd, expected) in cmds {
+        let args: Vec<&str> = cmd.split_whitespace().collect();
+        let start = Instant::now();
+        let out = common::flushcheck(&args);
+        eprintln!(
+            "{:5.1} s  {file}: flushcheck {cmd}",
+            start.elapsed().as_secs_f64()
+        );
+        assert_eq!(
+            out.code, *expected,
+            "docs/{file}: `flushcheck {cmd}`\n{}{}",
+            out.stdout, out.stderr
+        );
+    }
+    cmds.len()
+}
+
+#[test]
+fn documented_commands_run_as_documented() {
+    let all = documented();
+    // Every heavy command is still documented: the list cannot hide a
+    // command the docs no longer show.
+    for (f, c) in HEAVY {
+        assert!(
+            all.iter().any(|(file, cmd, _)| file == f && cmd == c),
+            "HEAVY lists `flushcheck {c}`, which docs/{f} no longer shows"
+        );
+    }
+    let quick: Vec<_> = all
+        .into_iter()
+        .filter(|(f, c, _)| !is_heavy(f, c))
+        .collect();
+    let ran = run_all(&quick);
     assert!(
         ran >= 5,
         "expected the docs to show at least 5 commands, found {ran}"
     );
+}
+
+#[test]
+#[ignore = "the documented commands over 10 s each (51 s together): run with --ignored"]
+fn heavy_documented_commands_run_as_documented() {
+    let heavy: Vec<_> = documented()
+        .into_iter()
+        .filter(|(f, c, _)| is_heavy(f, c))
+        .collect();
+    assert_eq!(run_all(&heavy), HEAVY.len());
 }
 
 #[test]

@@ -9,15 +9,15 @@
 
 mod common;
 
-// mod bench;
+mod bench;
 // mod bounds;
-// mod cli;
-// mod dfs_reduction;
-// mod docs;
-// mod explain;
-// mod extending;
-// mod figures;
-// mod fuzz;
+mod cli;
+mod dfs_reduction;
+mod docs;
+mod explain;
+mod extending;
+mod figures;
+mod fuzz;
 #[allow(dead_code)]
 mod imports;
 // mod later_versions;
@@ -26,7 +26,7 @@ mod lifetime;
 // mod loom_gap;
 // mod matrix;
 mod mutants;
-// mod perf;
+mod perf;
 mod properties;
 // mod rstat_tree;
 // mod shard;
