@@ -10,7 +10,7 @@
 mod common;
 
 mod bench;
-// mod bounds;
+mod bounds;
 mod cli;
 mod dfs_reduction;
 mod docs;
@@ -20,19 +20,19 @@ mod figures;
 mod fuzz;
 #[allow(dead_code)]
 mod imports;
-// mod later_versions;
+mod later_versions;
 mod lifetime;
-// mod litmus;
-// mod loom_gap;
-// mod matrix;
+mod litmus;
+mod loom_gap;
+mod matrix;
 mod mutants;
 mod perf;
 mod properties;
-// mod rstat_tree;
-// mod shard;
-// mod stateful;
-// mod tree_trigger;
-// mod unseen;
-// mod v6_4;
+mod rstat_tree;
+mod shard;
+mod stateful;
+mod tree_trigger;
+mod unseen;
+mod v6_4;
 
 
