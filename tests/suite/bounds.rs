@@ -323,12 +323,14 @@ fn derived_closed_forms() {
 }
 
 /// Staleness in ticks: FLUSH_TIME when the periodic work is on time, one
-/// more tick per tick of lateness.
+/// more tick per tick of lateness. (Sampled at 4,000 schedules of each
+/// scheduler, as the suite samples, instead of `bounds`'s 20,000: the
+/// maxima are reached as well, in a fifth of the time.)
 #[test]
 fn staleness_in_ticks_is_flush_time_plus_lateness() {
     for cfg in timed_configs() {
         for v in KERNELS {
-            let b = sampled(&cfg, v);
+            let b = measure_sampled(&cfg, variant(v), reg(), 4_000);
             assert_eq!(b.stale_ticks, 2 + cfg.late as i64, "{cfg} {v}: {b:?}");
             assert!(!b.ticks_witness.is_empty());
         }

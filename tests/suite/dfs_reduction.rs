@@ -59,7 +59,7 @@ fn sleep_sets_change_neither_verdicts_nor_maxima() {
     {
         // The tree family's unreduced search spins on the per-CPU rstat
         // lock past the cap (over 200,000 schedules with the periodic work);
-        // tests/stateful.rs compares it with sleep sets and state caching.
+        // tests/suite/stateful.rs compares it with sleep sets and state caching.
         for v in reg()
             .iter()
             .filter(|v| v.kind != Kind::Bound && v.family == family && !tree_family(v))

@@ -145,6 +145,9 @@ fn v6_8_loses_a_page_charged_after_the_release_flush() {
     }
 }
 
+/// (Not in the `crossbeam_loom` build, where crossbeam-epoch runs only
+/// under loom: the loom_epoch module compares the flavours there.)
+#[cfg(not(crossbeam_loom))]
 #[test]
 fn the_flag_rcu_and_crossbeam_epoch_give_the_same_verdicts() {
     // Every lifetime scenario both can run: each variant (but the RCU
@@ -245,6 +248,7 @@ fn a_witness_prints_as_a_cpu_column_trace() {
     );
 }
 
+#[cfg(not(crossbeam_loom))]
 #[test]
 fn epoch_rcu_is_refused_where_the_backend_cannot_see_it() {
     let e = RcuFlavor::Epoch.check(BackendKind::Loom).unwrap_err();

@@ -4,7 +4,7 @@
 //! then an RMW of the same atomic, its RMW is race-checked against its own
 //! load only, and an earlier concurrent load by another thread is never
 //! tried after the RMW (tokio-rs/loom#166, #392; the bare pattern is pinned
-//! in `tests/litmus.rs`). v6.0's `atomic_read()` before `atomic_add()` is
+//! in `tests/suite/litmus.rs`). v6.0's `atomic_read()` before `atomic_add()` is
 //! that shape. Main runs the last CPU's updates right after spawning the
 //! others, so with the 3-page update on CPU 0 and the 2-page one on CPU 1
 //! (main), an *unbounded* loom search never lets CPU 1 read CPU 0's add

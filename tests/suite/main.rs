@@ -1,11 +1,17 @@
-//! The integration tests, one crate with one module per subject (one
-//! build, one binary). `cargo test --release --test suite MODULE::` runs
-//! one module; shared helpers and named configurations are in [`common`].
+//! The integration tests: one crate, one module per subject, so that
+//! `cargo test` builds and links one test binary. `cargo test --release
+//! --test suite MODULE::` runs one module; the helpers and named
+//! configurations the modules share are in [`common`].
 //!
-//! Under `RUSTFLAGS="--cfg loom"` the loom suite ([`loom_suite`]) and the
-//! larger comparisons of other modules are compiled in ([`loom_gap`] is
-//! not loom-only: it runs in every build, in under a second); under `--cfg loom --cfg crossbeam_loom` also [`loom_epoch`]
-//! (crossbeam-epoch under loom), which CI runs from its own build.
+//! Builds with other cfgs add modules:
+//! - `RUSTFLAGS="--cfg loom"`: [`loom_suite`] (minutes to an hour, loom
+//!   only) and the larger comparisons of `bounds` and `stateful`;
+//! - `RUSTFLAGS="--cfg loom --cfg crossbeam_loom"`: `loom_epoch`
+//!   (crossbeam-epoch under loom). Run only that module in that build
+//!   (`-- loom_epoch::`): there crossbeam-epoch runs only under loom.
+//!
+//! Documented commands over 10 s are `#[ignore]`d (`docs`): run them with
+//! `-- --ignored`.
 
 mod common;
 
@@ -18,6 +24,7 @@ mod explain;
 mod extending;
 mod figures;
 mod fuzz;
+// The import graph of model/, for the architecture checks.
 #[allow(dead_code)]
 mod imports;
 mod later_versions;
@@ -35,4 +42,7 @@ mod tree_trigger;
 mod unseen;
 mod v6_4;
 
-
+#[cfg(all(loom, crossbeam_loom))]
+mod loom_epoch;
+#[cfg(loom)]
+mod loom_suite;

@@ -9,7 +9,7 @@
 //! with sleep sets, and state caching without sleep sets. The larger
 //! comparisons (two CPUs with two or three updates each, the two-flusher
 //! entry, the configuration) run under `--cfg loom`
-//! (tests/loom_suite.rs explains the invocation) and in `flushcheck
+//! (tests/suite/loom_suite.rs explains the invocation) and in `flushcheck
 //! exhaustive --compare`.
 
 use std::time::Duration;

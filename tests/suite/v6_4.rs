@@ -3,7 +3,7 @@
 //! section in docs/findings.md: C9 as `ratelimited_skip_justified`, and B7
 //! quantified (how stale a reader whose flush was skipped can be).
 //!
-//! The loom side of the `read || xchg` idiom is in tests/litmus.rs.
+//! The loom side of the `read || xchg` idiom is in tests/suite/litmus.rs.
 
 use std::time::Duration;
 
