@@ -6,12 +6,12 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use memcg_flush_model::check::derived::{c18_claim, derive, derive_per_memcg};
 use memcg_flush_model::cli::bounds::default_variants;
 use memcg_flush_model::measure::bounds::{
     compare_with_baseline, exhaustive_configs, exhaustive_configs_per_memcg, measure,
     measure_exhaustive, measure_sampled, standard_configs, timed_configs, Bound,
 };
-use memcg_flush_model::check::derived::{c18_claim, derive, derive_per_memcg};
 use memcg_flush_model::protocol::per_memcg::proposal_2026::ilog2;
 use memcg_flush_model::protocol::{Family, Kind};
 use memcg_flush_model::vocab::obs::{Actor, Idiom, Op};
@@ -395,11 +395,7 @@ fn trylock_loser_reads_everything_stale() {
 fn per_memcg_kernels() -> Vec<&'static Variant> {
     reg()
         .iter()
-        .filter(|v| {
-            v.kind == Kind::Kernel
-                && v.family == Family::PerMemcg
-                && !tree_family(v)
-        })
+        .filter(|v| v.kind == Kind::Kernel && v.family == Family::PerMemcg && !tree_family(v))
         .collect()
 }
 
@@ -578,7 +574,11 @@ fn per_memcg_closed_forms() {
 /// beside a full threshold: T + n * (BATCH - 1 + V), twice C18 here.
 #[test]
 fn mixed_sizes_hold_batch_minus_one_plus_a_huge_page() {
-    let cfg = Config::bounds().cpus(1).batch(2).updates(4).vals(&[1, 1, 1, 3]);
+    let cfg = Config::bounds()
+        .cpus(1)
+        .batch(2)
+        .updates(4)
+        .vals(&[1, 1, 1, 3]);
     for name in ["v6.8", "v6.17", "scaled-2026"] {
         let v = variant(name);
         let r = measure_exhaustive(&cfg, v, reg(), 100_000, Duration::from_secs(60));

@@ -286,7 +286,12 @@ impl Explored {
 /// a run judges; with `armed`, the search stops at that property's first
 /// violation (as `flushcheck explain` and `perf` search), so only its
 /// verdict is meaningful.
-pub fn explore(variant: &str, cfg: &Config, backend: &Backend, armed: Option<Property>) -> Explored {
+pub fn explore(
+    variant: &str,
+    cfg: &Config,
+    backend: &Backend,
+    armed: Option<Property>,
+) -> Explored {
     use memcg_flush_model::check::run::{explore_variant, judge, judged, monitor_plan, subject};
     let v = self::variant(variant);
     let checks = judged(v, cfg, backend);

@@ -9,8 +9,8 @@ use memcg_flush_model::explore::Backend;
 use memcg_flush_model::observe::ReaderOutcome;
 use memcg_flush_model::{Config, Property};
 
-use crate::common::{self, cfg, collecting, dfs, entry, explore, loom, on_config, on_entry};
 use crate::common::random;
+use crate::common::{self, cfg, collecting, dfs, entry, explore, loom, on_config, on_entry};
 use crate::common::{token, verdict};
 
 /// The smallest setting of the C12 finding: one CPU charging a child of the

@@ -140,7 +140,12 @@ fn v6_8_loses_a_page_charged_after_the_release_flush() {
     // Nothing else goes wrong in that form.
     let parent = on_entry("v6.8-life", "life-parent", "shuttle-dfs");
     for p in [Property::NoUseAfterFree, Property::NoLeak] {
-        assert_eq!(x.verdict(p).0, Verdict::Holds, "life-child {p}: {}", x.verdict(p).1);
+        assert_eq!(
+            x.verdict(p).0,
+            Verdict::Holds,
+            "life-child {p}: {}",
+            x.verdict(p).1
+        );
         assert_holds(&parent, p);
     }
 }
@@ -161,7 +166,8 @@ fn the_flag_rcu_and_crossbeam_epoch_give_the_same_verdicts() {
                 let verdicts: Vec<Vec<(Property, Verdict)>> = [RcuFlavor::Flag, RcuFlavor::Epoch]
                     .into_iter()
                     .map(|f| {
-                        let mut spec = RunSpec::new(&v.name, e, &entry(e).cfg, backend.clone(), 300.0);
+                        let mut spec =
+                            RunSpec::new(&v.name, e, &entry(e).cfg, backend.clone(), 300.0);
                         spec.rcu = Some(f);
                         let r = run(&spec, reg()).expect("runs");
                         judges_the_lifetime_properties(&r);
@@ -235,7 +241,11 @@ fn a_witness_prints_as_a_cpu_column_trace() {
             && first.contains("(flag RCU): violated after"),
         "{first}"
     );
-    assert!(out.stdout.contains("\n{"), "no initial state:\n{}", out.stdout);
+    assert!(
+        out.stdout.contains("\n{"),
+        "no initial state:\n{}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("CPU 0") && out.stdout.contains("rmdir"),
         "no CPU columns:\n{}",

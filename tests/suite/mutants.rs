@@ -159,7 +159,10 @@ fn loom_outcomes_kill_threshold_mutants_without_periodic_work() {
     let v6_0: Vec<ReaderOutcome> = outcomes("v6.0", Some(2)).into_iter().collect();
     assert_eq!(undominated(&v6_0, &twin_bounded), None, "{v6_0:?}");
     // The matrix's differential on v6.0 (a must-hold cell).
-    let mut plan = Plan::new(crate::common::suite().clone(), crate::common::reg().to_vec());
+    let mut plan = Plan::new(
+        crate::common::suite().clone(),
+        crate::common::reg().to_vec(),
+    );
     plan.variants = vec![crate::common::variant("v6.0").clone()];
     plan.backends = vec![BackendName::Loom];
     plan.suite.entries.retain(|e| e.name == "no-periodic");
@@ -260,15 +263,28 @@ fn every_mutant_names_a_killer_and_every_property_has_one() {
         let finding = all
             .iter()
             .any(|v| v.kind == Kind::Kernel && v.findings.iter().any(|d| d.property == p));
-        assert!(killer(p) || finding, "no mutant kills {p} and no finding shows it");
+        assert!(
+            killer(p) || finding,
+            "no mutant kills {p} and no finding shows it"
+        );
     }
     for v in mutants() {
         assert!(!v.killed_by.is_empty(), "{} has no expected killer", v.name);
         for d in &v.killed_by {
-            assert!(!d.backends.is_empty(), "{}: {} on no backend", v.name, d.property);
+            assert!(
+                !d.backends.is_empty(),
+                "{}: {} on no backend",
+                v.name,
+                d.property
+            );
             if let Some(e) = &d.entry {
                 let e = entry(e);
-                assert!(e.applies_to(v.family), "{}: {} does not run it", v.name, e.name);
+                assert!(
+                    e.applies_to(v.family),
+                    "{}: {} does not run it",
+                    v.name,
+                    e.name
+                );
             }
         }
         if v.family == Family::Lifetime {

@@ -14,9 +14,16 @@ const BUDGET: Duration = Duration::from_secs(30);
 #[test]
 fn an_armed_search_stops_at_the_first_violation() {
     let v = variant("mutant-walk-skips-last-cpu");
-    let (entry, executions, _) = first_kill(v, Property::Conservation, BackendName::Loom, 1, reg(), BUDGET)
-        .unwrap()
-        .expect("killed");
+    let (entry, executions, _) = first_kill(
+        v,
+        Property::Conservation,
+        BackendName::Loom,
+        1,
+        reg(),
+        BUDGET,
+    )
+    .unwrap()
+    .expect("killed");
     // Every execution loses the last CPU's updates: the first one fails.
     assert_eq!((entry.as_str(), executions), ("pair", 1));
 }

@@ -152,7 +152,12 @@ fn stateful_equals_stateless_on_small_configurations() {
 /// reference exceeds 2,000,000 schedules.)
 #[test]
 fn stateful_equals_stateless_on_a_memcg_tree() {
-    let cfg = base().batch(2).updates(2).tree(&[0]).charge(&[1]).read(&[0]);
+    let cfg = base()
+        .batch(2)
+        .updates(2)
+        .tree(&[0])
+        .charge(&[1])
+        .read(&[0]);
     let (mine, theirs) = compare_family(&cfg, false, Family::PerMemcg);
     assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
 }

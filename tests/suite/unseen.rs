@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use memcg_flush_model::check::{Entry, Sizes, Suite};
-use memcg_flush_model::drive::{matrix_ok, run_matrix, Cell, Executor, Plan};
 use memcg_flush_model::cli::registry;
+use memcg_flush_model::drive::{matrix_ok, run_matrix, Cell, Executor, Plan};
 use memcg_flush_model::explore::Platform;
 use memcg_flush_model::kernel::{
     atomic_add, atomic_read, atomic_set, this_cpu_add_return, this_cpu_write,
@@ -327,10 +327,10 @@ mod later {
         atomic64_add, atomic64_read, atomic64_set, read_once, spin_lock, spin_unlock,
         trace_flush_begin, trace_flush_end, trace_memcg_flush_stats, write_once,
     };
-    use memcg_flush_model::protocol::variant::batch_times_cpus;
     use memcg_flush_model::protocol::memcg;
     use memcg_flush_model::protocol::per_memcg::v6_17;
     use memcg_flush_model::protocol::per_memcg::v6_8::{self, Memcontrol, State};
+    use memcg_flush_model::protocol::variant::batch_times_cpus;
     use memcg_flush_model::protocol::{Kind, Variant};
 
     fn candidate(name: &str, twin: &str, code: impl Memcontrol + Clone) -> Variant {

@@ -224,7 +224,13 @@ fn b7_a_skipped_flush_can_miss_every_update() {
             .map(|i| cfg.vals[i % cfg.vals.len()])
             .sum();
         for name in ["v6.4", "v6.4-no-skip"] {
-            let b = measure_exhaustive(cfg, variant(name), reg(), 1_000_000, Duration::from_secs(120));
+            let b = measure_exhaustive(
+                cfg,
+                variant(name),
+                reg(),
+                1_000_000,
+                Duration::from_secs(120),
+            );
             assert!(b.exhaustive, "{name} {cfg}: cut short");
             assert_eq!(b.stale_after_skip, total, "{name} {cfg}");
             assert!(!b.skip_witness.is_empty());
