@@ -7,16 +7,11 @@
 //! entry, backend) judges `no_use_after_free`, `stats_survive_death` and
 //! `no_leak` together.
 
-use memcg_flush_model::check::run::{run, RunSpec};
 use memcg_flush_model::check::{RunResult, Verdict};
-use memcg_flush_model::explore::BackendKind;
-use memcg_flush_model::kernel::RcuFlavor;
 use memcg_flush_model::observe::property::Property;
 use memcg_flush_model::protocol::{catalogue, Family, Kind, Variant};
 
-use crate::common::{
-    self, assert_holds, capped, entry, entry_backend, explore, on_entry, reg, suite,
-};
+use crate::common::{self, assert_holds, capped, entry, entry_backend, explore, on_entry, suite};
 
 /// The lifetime properties, in report order.
 fn lifetime_properties() -> Vec<Property> {
@@ -155,6 +150,9 @@ fn v6_8_loses_a_page_charged_after_the_release_flush() {
 #[cfg(not(crossbeam_loom))]
 #[test]
 fn the_flag_rcu_and_crossbeam_epoch_give_the_same_verdicts() {
+    use crate::common::reg;
+    use memcg_flush_model::check::run::{run, RunSpec};
+    use memcg_flush_model::kernel::RcuFlavor;
     // Every lifetime scenario both can run: each variant (but the RCU
     // defect, which only the flag RCU has), entry and property, under
     // shuttle's random and PCT schedulers.
@@ -242,13 +240,24 @@ fn a_witness_prints_as_a_cpu_column_trace() {
         "{first}"
     );
     assert!(
-        out.stdout.contains("\n{"),
+        out.stdout
+            .contains("\n{ v6.8-life: memcgs 0 (root), 1 (parent), 2 (child)"),
         "no initial state:\n{}",
         out.stdout
     );
+    // One column per thread, the steps numbered in execution order.
+    let header = out
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("CPU 0"));
     assert!(
-        out.stdout.contains("CPU 0") && out.stdout.contains("rmdir"),
+        header.is_some_and(|h| h.contains("periodic") && h.contains("rmdir 2")),
         "no CPU columns:\n{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.lines().any(|l| l.trim_start().starts_with("1 ")),
+        "no numbered steps:\n{}",
         out.stdout
     );
     assert!(
@@ -261,6 +270,8 @@ fn a_witness_prints_as_a_cpu_column_trace() {
 #[cfg(not(crossbeam_loom))]
 #[test]
 fn epoch_rcu_is_refused_where_the_backend_cannot_see_it() {
+    use memcg_flush_model::explore::BackendKind;
+    use memcg_flush_model::kernel::RcuFlavor;
     let e = RcuFlavor::Epoch.check(BackendKind::Loom).unwrap_err();
     assert!(
         e.starts_with("--rcu epoch: loom cannot see crossbeam-epoch"),

@@ -11,7 +11,7 @@ use crate::common::{self, entry, loom, on_config};
 const ENTRY: &str = "memcg-tree-sb";
 
 /// The matrix's run of `variant` on the tree entry under `backend`.
-fn on_entry(variant: &str, backend: &str) -> RunResult {
+fn on_tree_entry(variant: &str, backend: &str) -> RunResult {
     common::on_entry(variant, ENTRY, backend)
 }
 
@@ -37,13 +37,13 @@ fn per_backend_verdicts_on_the_store_buffering_race() {
         ("v6.8-tree", "v6.8-tree-mb"),
         ("v6.17-tree", "v6.17-tree-mb"),
     ] {
-        let r = on_entry(tree, "loom");
+        let r = on_tree_entry(tree, "loom");
         assert_eq!(both(&r), (Violated, Violated), "{tree}: {r:?}");
-        let r = on_entry(mb, "loom");
+        let r = on_tree_entry(mb, "loom");
         assert_eq!(both(&r), (Holds, Holds), "{mb}: {r:?}");
     }
     for v in ["v6.8-tree", "v6.8-tree-mb", "v6.17-tree", "v6.17-tree-mb"] {
-        let dfs = on_entry(v, "shuttle-dfs");
+        let dfs = on_tree_entry(v, "shuttle-dfs");
         assert!(dfs.exhaustive, "{v}: the DFS did not finish");
         assert_eq!(both(&dfs), (Holds, Holds), "{v}: {dfs:?}");
         // The updater did race with the flusher under SC: the holds is not
@@ -52,7 +52,7 @@ fn per_backend_verdicts_on_the_store_buffering_race() {
     }
     // Without the tree (every memcg visited on every CPU), nothing is lost.
     for v in ["v6.8", "v6.17"] {
-        let flat = on_entry(v, "loom");
+        let flat = on_tree_entry(v, "loom");
         assert_eq!(both(&flat), (Holds, Holds), "{v}: {flat:?}");
     }
 }
@@ -99,7 +99,7 @@ fn stays_lost_until_the_next_update_on_that_cpu() {
 #[test]
 fn read_before_unlink_is_killed_under_sc_and_loom() {
     for backend in ["loom", "shuttle-dfs"] {
-        let r = on_entry("mutant-tree-read-before-unlink", backend);
+        let r = on_tree_entry("mutant-tree-read-before-unlink", backend);
         assert_eq!(
             both(&r),
             (Verdict::Violated, Verdict::Violated),
