@@ -317,3 +317,11 @@ pub fn explore(
         verdicts,
     }
 }
+
+/// Held while a test writes or reads `docs/figures/`: the docs module runs
+/// the documented `flushcheck plot --out docs/figures`, which rewrites the
+/// files the figures module compares with, and both run in one process.
+pub fn figures_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}

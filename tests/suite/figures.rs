@@ -23,6 +23,7 @@ fn root() -> PathBuf {
 /// are the ones docs/findings.md shows.
 #[test]
 fn committed_figures_and_tables_are_regenerated_exactly() {
+    let _figures = crate::common::figures_lock();
     let reg = reg();
     let dir = std::env::temp_dir().join(format!("flushcheck-figures-{}", std::process::id()));
     let args = memcg_flush_model::cli::plot::PlotArgs {
