@@ -21,6 +21,7 @@ mod bounds;
 mod cli;
 mod dfs_reduction;
 mod docs;
+mod eventual;
 mod explain;
 mod extending;
 mod figures;
