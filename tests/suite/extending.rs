@@ -1,25 +1,28 @@
-//! A variant written outside the crate (`examples/scaled_trigger.rs`, the
-//! walk-through of docs/extending.md) gets the whole tool through
-//! `cli::main_with`: the matrix fails the harmful port of the proposal and
-//! passes the benign one, and explain, replay and bounds work on them.
+//! Variants written outside the crate (the examples docs/extending.md walks
+//! through) get the whole tool: through `cli::main_with`
+//! (`examples/scaled_trigger.rs`) the matrix fails the harmful port of the
+//! proposal and passes the benign one, and explain, replay and bounds work
+//! on them; through `cli::main_with_properties` (`examples/own_additions.rs`)
+//! a per-memcg variant's trace gets its lineage's legend and a lifetime
+//! form's witness its own.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The example binary, beside the test binaries. `cargo test` builds it;
-/// `cargo test --test extending` does not, so make sure it is current.
-fn example() -> PathBuf {
-    static BUILT: std::sync::Once = std::sync::Once::new();
+/// The example binary `name`, beside the test binaries. `cargo test`
+/// builds it; `cargo test --test suite extending::` does not, so make sure
+/// it is current.
+fn example_named(name: &str, built: &'static std::sync::Once) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary");
     let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir");
     let target = profile.parent().expect("target dir");
-    BUILT.call_once(|| {
+    built.call_once(|| {
         let status = Command::new(env!("CARGO"))
             .args([
                 "build",
                 "--release",
                 "--example",
-                "scaled_trigger",
+                name,
                 "--target-dir",
             ])
             .arg(target)
@@ -28,11 +31,25 @@ fn example() -> PathBuf {
             .expect("cargo");
         assert!(status.success(), "building the example failed");
     });
-    profile.join("examples").join("scaled_trigger")
+    profile.join("examples").join(name)
+}
+
+fn example() -> PathBuf {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    example_named("scaled_trigger", &BUILT)
+}
+
+fn own_additions() -> PathBuf {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    example_named("own_additions", &BUILT)
 }
 
 fn run(args: &[&str]) -> (i32, String) {
-    let out = Command::new(example())
+    run_example(example(), args)
+}
+
+fn run_example(exe: PathBuf, args: &[&str]) -> (i32, String) {
+    let out = Command::new(exe)
         .args(args)
         .output()
         .expect("run the example");
@@ -117,4 +134,68 @@ fn explain_replay_and_bounds_work_on_them() {
     ]);
     assert_eq!(code, 0, "{bounds}");
     assert!(bounds.contains("scaled-trigger"), "{bounds}");
+}
+
+/// A per-memcg variant registered through `main_with_properties` is drawn
+/// with the per-memcg legend (memcg-indexed counters, the per-memcg
+/// threshold), as a catalogue variant of its lineage is.
+#[test]
+fn an_outside_per_memcg_variant_gets_its_lineages_legend() {
+    let (code, out) = run_example(
+        own_additions(),
+        &[
+            "explain",
+            "--variant",
+            "v6.17-count-every-level",
+            "--property",
+            "quiescent_read_exact",
+            "--backend",
+            "shuttle-random",
+            "--cpus",
+            "1",
+            "--batch",
+            "2",
+            "--updates",
+            "3",
+            "--val",
+            "2",
+            "--tree",
+            "0",
+            "--charge",
+            "1",
+            "--read",
+            "0",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    for key in [
+        "S.m[c] memcg m's vmstats_percpu->state[0] on CPU c",
+        "thr.m  memcg m's vmstats->stats_updates",
+        "violated: quiescent_read_exact",
+    ] {
+        assert!(out.contains(key), "no `{key}` in:\n{out}");
+    }
+    assert!(!out.contains("thr   stats_flush_threshold"), "{out}");
+}
+
+/// A lifetime form registered from outside gets a witness with the
+/// lifetime legend: freeing without a grace period is a use after free.
+#[test]
+fn an_outside_lifetime_form_gets_a_lifetime_witness() {
+    let (code, out) = run_example(
+        own_additions(),
+        &[
+            "lifetime",
+            "--witness",
+            "v7.1-life-free-early:no_use_after_free:shuttle-dfs:life-child",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    for key in [
+        "objcg     objcg->memcg, the memcg updaters charge through RCU",
+        "memcg 2 FREED",
+        "violated: no_use_after_free",
+    ] {
+        assert!(out.contains(key), "no `{key}` in:\n{out}");
+    }
 }
