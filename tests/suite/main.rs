@@ -4,8 +4,9 @@
 //! configurations the modules share are in [`common`].
 //!
 //! Builds with other cfgs add modules:
-//! - `RUSTFLAGS="--cfg loom"`: [`loom_suite`] (minutes to an hour, loom
-//!   only) and the larger comparisons of `bounds` and `stateful`;
+//! - `RUSTFLAGS="--cfg loom"`: the larger searches of [`loom_suite`]
+//!   (minutes, loom only; without the cfg its two guards run and the rest
+//!   is ignored) and the larger comparisons of `bounds` and `stateful`;
 //! - `RUSTFLAGS="--cfg loom --cfg crossbeam_loom"`: `loom_epoch`
 //!   (crossbeam-epoch under loom). Run only that module in that build
 //!   (`-- loom_epoch::`): there crossbeam-epoch runs only under loom.
@@ -36,6 +37,7 @@ mod litmus;
 mod litmus_corpus;
 mod lkmm_shapes;
 mod loom_gap;
+mod loom_suite;
 mod matrix;
 mod mutants;
 mod perf;
@@ -51,5 +53,3 @@ mod v6_4;
 
 #[cfg(all(loom, crossbeam_loom))]
 mod loom_epoch;
-#[cfg(loom)]
-mod loom_suite;
