@@ -18,13 +18,7 @@ fn example_named(name: &str, built: &'static std::sync::Once) -> PathBuf {
     let target = profile.parent().expect("target dir");
     built.call_once(|| {
         let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--release",
-                "--example",
-                name,
-                "--target-dir",
-            ])
+            .args(["build", "--release", "--example", name, "--target-dir"])
             .arg(target)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
