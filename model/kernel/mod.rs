@@ -39,7 +39,7 @@ pub use atomic::{
     atomic_read, atomic_set, atomic_xchg, cmpxchg, read_once, smp_load_acquire, this_cpu_add,
     write_once, Atomic,
 };
-pub use barrier::smp_mb;
+pub use barrier::{smp_mb, smp_rmb};
 pub use lock::{
     spin_is_locked, spin_lock, spin_trylock, spin_trylock_with, spin_unlock, spin_unlock_with,
     Locked, SpinLock,

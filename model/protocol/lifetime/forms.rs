@@ -451,3 +451,25 @@ impl Lifetime for V7_1LifeV1 {
         true
     }
 }
+
+/// The fix candidate of `death-lost-page` ([`crate::protocol::findings`]):
+/// the v6.8 form whose free-time flush runs the memcg callback of the
+/// dying css, as `css_rstat_exit()` does from v6.16 (per-css rstat,
+/// 5da3bfa029d6) through v7.1.5: what the release flush missed is folded
+/// into the memcg and its parent's pending before the free.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct V6_8LifeExitFlush;
+
+impl Lifetime for V6_8LifeExitFlush {
+    fn rstat_css_list(&self) -> bool {
+        true
+    }
+
+    fn css_rstat_exit<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        let code = TreeV6_8 { smp_mb_pair: true };
+        // FIX: the exit flush calls the memcg callback although the css is
+        // off rstat_css_list since its release.
+        rstat_tree::cgroup_rstat_flush_locked(&code, &life.mm, memcg, true, &|_| true);
+        rstat_exit_check(life, memcg);
+    }
+}

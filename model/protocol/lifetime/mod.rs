@@ -47,6 +47,13 @@ pub fn catalogue() -> Vec<Variant> {
             "v7.1.5 on cgroup v1: updates redirected to the nearest live ancestor, offline after a grace period with forced flushes",
             model(forms::V7_1LifeV1),
         ),
+        Variant::lifetime(
+            "v6.8-life-fix-exit-flush",
+            Kind::Fix,
+            "death-lost-page: v6.8-life whose free-time flush runs the dying memcg's callback (as css_rstat_exit() from v6.16)",
+            model(forms::V6_8LifeExitFlush),
+        )
+        .loom_cap(1),
     ];
     all.extend(mutants::variants());
     all
