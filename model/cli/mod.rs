@@ -13,6 +13,7 @@ pub mod explain;
 pub mod findings;
 pub mod fuzz;
 pub mod lifetime;
+pub mod litmus;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
@@ -78,6 +79,9 @@ enum Command {
     /// stats_survive_death and no_leak for each lifetime form and mutant
     /// on every backend, or one witness trace (`--witness`).
     Lifetime(lifetime::LifetimeArgs),
+    /// The litmus corpus (docs/litmus/): write it (`--out DIR`), or run
+    /// herd7 with the Linux-kernel memory model on it (`--check`).
+    Litmus(litmus::LitmusArgs),
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge(merge::MergeArgs),
@@ -180,6 +184,7 @@ pub fn main_with_properties(
         Some(Command::Perf(a)) => perf::perf(a, &registry),
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
         Some(Command::Lifetime(a)) => lifetime::lifetime(a, &registry),
+        Some(Command::Litmus(a)) => litmus::litmus(a),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

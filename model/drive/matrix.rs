@@ -280,7 +280,12 @@ fn run_task(
             ));
         }
         if tx
-            .send(Done::Ran((i, k, attempt + 1), Box::new(r), step.hidden, true))
+            .send(Done::Ran(
+                (i, k, attempt + 1),
+                Box::new(r),
+                step.hidden,
+                true,
+            ))
             .is_err()
         {
             return;

@@ -538,6 +538,17 @@ pub(super) fn shuttle_run<S: Scenario>(
     });
 }
 
+/// Run `f` on a new thread, so that loom's and shuttle's thread-local state
+/// starts clean, with a stack large enough for loom.
+pub fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .expect("spawn exploration thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
 /// The text of a panic payload.
 pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = payload.downcast_ref::<String>() {

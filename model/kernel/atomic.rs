@@ -155,6 +155,17 @@ pub fn smp_load_acquire<P: Platform>(x: &Atomic<P>) -> i64 {
     v
 }
 
+/// `smp_store_release(p, v)`: a `Release` store.
+///
+/// NOTE(kernel): C11 release is not A-cumulative through a relaxed read
+/// of another thread's store the way LKMM's release is; it still orders
+/// that store, as a read-read coherence argument shows for the WRC shape
+/// (docs/weak-memory.md measures it).
+pub fn smp_store_release<P: Platform>(x: &Atomic<P>, val: i64) {
+    x.a.store(val, Ordering::Release);
+    observe::<P>(x.var, Op::Write(val), Idiom::StoreRelease);
+}
+
 /// `READ_ONCE(x)`: a `Relaxed` load (loses LKMM dependency ordering).
 pub fn read_once<P: Platform>(x: &Atomic<P>) -> i64 {
     read_once_as(x, Idiom::ReadOnce)
