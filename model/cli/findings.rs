@@ -1,21 +1,22 @@
-//! `flushcheck findings`: the findings with their status; `--check` replays
-//! every witness and checks every fix candidate exhaustively on the
-//! witness and a larger configuration; `--replay ID` prints one witness's
-//! trace.
+//! `flushcheck findings`: the findings with their status, which the
+//! witness's search decides as the listing runs; `--check` also checks
+//! every fix candidate on the witness and a larger configuration;
+//! `--replay ID` prints one witness's trace.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::drive::findings::{check_candidates, replay, Check};
+use crate::drive::findings::{check, check_candidates, replay, Check};
 use crate::protocol::findings::{self, Expected, Finding};
 use crate::protocol::Variant;
 
 /// `flushcheck findings`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct FindingsArgs {
-    /// Replay every witness (or those of --id) and check every fix
-    /// candidate on the witness and on a larger configuration; exit 1 if a
-    /// witness does not show or a candidate does not do what the data says.
+    /// Also check every fix candidate on the witness and on a larger
+    /// configuration (the listing always replays each witness); exit 1 if
+    /// a witness does not show or a candidate does not do what the data
+    /// says.
     #[arg(long)]
     pub check: bool,
     /// Replay one finding's witness and print its trace.
@@ -53,65 +54,80 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
         return Ok(ExitCode::SUCCESS);
     }
     let list = selected(&a.id)?;
-    if !a.check {
-        for f in &list {
-            println!("{}", listing(f));
-        }
-        println!(
-            "{} findings; `flushcheck findings --check` replays every witness and checks \
-             the candidates, `flushcheck report --finding ID` writes a report",
-            list.len()
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
+    crate::explore::quiet_panics();
     let mut ok = true;
     for f in &list {
-        let r = replay(f, registry, budget)?;
-        println!(
-            "{}: {} on {} ({}, {} executions): {}",
-            f.id,
-            r.check.verdict(),
-            f.witness.variant,
-            r.check.search,
-            r.check.executions,
-            short(&r.check.note)
-        );
-        ok &= r.check.shows;
+        // The status is what the searches show now, not what the data says.
+        let w = check(f, &Variant::find(registry, f.witness.variant)?, &(f.witness.cfg)(), registry, budget)?;
+        ok &= w.shows;
+        println!("{}", listing(f, &w));
+        if !a.check {
+            continue;
+        }
         for (name, checks) in check_candidates(f, registry, budget)? {
             let expected = f
                 .fixes
                 .iter()
                 .find(|c| c.variant == name)
                 .map_or(Expected::Fixes, |c| c.expected);
+            let met = candidate_met(expected, &checks);
+            ok &= met;
+            println!(
+                "  fix {name}: {}{}",
+                candidate_verdict(expected, &checks),
+                if met { "" } else { " (NOT AS THE DATA SAYS)" }
+            );
             for c in &checks {
-                println!(
-                    "  {name} ({}): {} on {} ({} executions){}",
-                    match expected {
-                        Expected::Fixes => "fix",
-                        Expected::Refuted => "refuted",
-                    },
-                    c.verdict(),
-                    c.cfg,
-                    c.executions,
-                    if c.broken.is_empty() {
-                        String::new()
-                    } else {
-                        let b: Vec<&str> = c.broken.iter().map(|p| p.name()).collect();
-                        format!("; also violated: {}", b.join(", "))
-                    },
-                );
-            }
-            if !candidate_met(expected, &checks) {
-                ok = false;
-                println!("  {name}: NOT AS EXPECTED");
+                println!("    {}", check_line(c));
             }
         }
     }
+    println!(
+        "{} findings{}; `flushcheck findings --replay ID` prints a witness's trace, \
+         `flushcheck report --finding ID` a report",
+        list.len(),
+        if a.check {
+            ", fix candidates checked on each finding's witness and larger configuration"
+        } else {
+            " (--check also checks the fix candidates)"
+        }
+    );
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A candidate's verdict over its checks, in a few words.
+pub fn candidate_verdict(expected: Expected, checks: &[Check]) -> &'static str {
+    let holds = checks
+        .iter()
+        .all(|c| !c.shows && c.finished && c.broken.is_empty());
+    match (holds, checks.iter().any(|c| c.shows), expected) {
+        (true, _, _) => "holds on every configuration checked",
+        (false, true, Expected::Refuted) => "refuted (compared, not proposed)",
+        (false, true, Expected::Fixes) => "FAILS: the finding still shows",
+        (false, false, _) => "inconclusive, or breaks another property",
+    }
+}
+
+/// One check in one line: verdict, configuration, search size, and any
+/// other must-hold property it broke.
+pub fn check_line(c: &Check) -> String {
+    format!(
+        "{} on {} ({} executions{}){}",
+        c.verdict(),
+        c.cfg,
+        c.executions,
+        if c.exhaustive { ", exhaustive" } else { "" },
+        if c.broken.is_empty() {
+            String::new()
+        } else {
+            let b: Vec<&str> = c.broken.iter().map(|p| p.name()).collect();
+            format!("; also violated: {}", b.join(", "))
+        },
+    )
 }
 
 /// Whether a candidate's checks are what the data expects: a fix holds on
@@ -128,8 +144,9 @@ pub fn candidate_met(expected: Expected, checks: &[Check]) -> bool {
 }
 
 /// One finding in the listing, within 80 columns: identifier, class,
-/// first and last affected release; what shows it; its status.
-pub fn listing(f: &Finding) -> String {
+/// first and last affected release; what shows it; its status, from the
+/// search `w` of its witness that just ran.
+pub fn listing(f: &Finding, w: &Check) -> String {
     let mut out = format!(
         "{:<20} {:<19} {} to {}\n  shown by {} on {} ({}){}",
         f.id,
@@ -141,19 +158,31 @@ pub fn listing(f: &Finding) -> String {
         f.witness.variant,
         if f.weak_memory { "; weak memory only" } else { "" },
     );
-    for line in crate::observe::record::wrap(&format!("status: {}", f.status()), 76) {
+    let mut status = format!(
+        "status: {} ({}, {} executions)",
+        match w.verdict() {
+            "shows" => "witness replays",
+            "inconclusive" => "witness NOT reproduced (search inconclusive)",
+            _ => "witness does NOT show",
+        },
+        w.search,
+        w.executions
+    );
+    if let Some(by) = f.closed_by {
+        let release = by.split(':').next().unwrap_or(by);
+        status.push_str(&format!("; fixed upstream in {release}"));
+    }
+    if !f.fixes.is_empty() {
+        let names: Vec<&str> = f.fixes.iter().map(|c| c.variant).collect();
+        status.push_str(&format!("; fix candidates {}", names.join(", ")));
+    }
+    if f.bound.is_some() {
+        status.push_str("; corrected bound given");
+    }
+    for line in crate::observe::record::wrap(&status, 76) {
         out.push_str(&format!("\n  {line}"));
     }
     out
-}
-
-fn short(note: &str) -> String {
-    let line = note.lines().next().unwrap_or("");
-    if line.len() > 160 {
-        format!("{}...", &line[..157])
-    } else {
-        line.to_string()
-    }
 }
 
 /// The text of `flushcheck findings --replay ID`: the deciding search, the

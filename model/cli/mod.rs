@@ -14,6 +14,7 @@ pub mod findings;
 pub mod fuzz;
 pub mod lifetime;
 pub mod litmus;
+pub mod mail;
 pub mod matrix;
 pub mod merge;
 pub mod perf;

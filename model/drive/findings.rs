@@ -28,6 +28,9 @@ use super::explain::{explain, Explained, Search, Target};
 /// The most schedules one exhaustive check may take.
 pub const DFS_CAP: usize = 2_000_000;
 
+/// The schedules of a random witness search.
+pub const RANDOM_ITERATIONS: usize = 20_000;
+
 /// What one search of one variant on one configuration found.
 #[derive(Clone, Debug)]
 pub struct Check {
@@ -39,6 +42,8 @@ pub struct Check {
     pub search: String,
     /// Whether it covered every execution.
     pub exhaustive: bool,
+    /// Whether it was a random sample (not finding it decides nothing).
+    pub sampled: bool,
     /// Whether the planned search finished (loom at a preemption bound
     /// finishes without covering every execution).
     pub finished: bool,
@@ -56,9 +61,10 @@ pub struct Check {
 impl Check {
     /// The verdict on the finding, in a word: `shows`, `holds*`
     /// (exhaustive), `holds` (a finished search that is not exhaustive:
-    /// loom at a preemption bound), or `inconclusive`.
+    /// loom at a preemption bound), or `inconclusive` (a search cut short,
+    /// or a random sample that did not find it).
     pub fn verdict(&self) -> &'static str {
-        match (self.shows, self.exhaustive, self.finished) {
+        match (self.shows, self.exhaustive, self.finished && !self.sampled) {
             (true, _, _) => "shows",
             (false, true, _) => "holds*",
             (false, false, true) => "holds",
@@ -73,6 +79,12 @@ pub fn backend(f: &Finding) -> Backend {
     match f.witness.shown.backend() {
         BackendName::Loom => Backend::Loom {
             preemption_bound: f.witness.loom_bound,
+        },
+        // A witness too deep for the DFS's budget: a seeded random search
+        // shows it or is inconclusive.
+        BackendName::ShuttleRandom => Backend::ShuttleRandom {
+            iterations: RANDOM_ITERATIONS,
+            seed: 1,
         },
         _ => Backend::ShuttleDfs {
             max_schedules: DFS_CAP,
@@ -109,6 +121,7 @@ pub fn check(
     if f.witness.shown == Shown::SkippedFlush {
         return skipped_flush(variant, cfg, registry, &b, budget);
     }
+    let sampled = matches!(b, Backend::ShuttleRandom { .. });
     let mut spec = RunSpec::new(&variant.name, "finding", cfg, b, budget.as_secs_f64());
     spec.collect = f.witness.shown == Shown::TriggeredRead;
     let r = run(&spec, registry)?;
@@ -153,6 +166,7 @@ pub fn check(
         cfg: cfg.clone(),
         search: r.search.clone(),
         exhaustive: r.exhaustive,
+        sampled,
         finished: r.finished,
         executions: r.executions,
         shows,
@@ -180,6 +194,7 @@ fn skipped_flush(
         cfg: cfg.clone(),
         search: b.search(),
         exhaustive: finished && b.exhaustive(),
+        sampled: false,
         finished,
         executions: e.executions,
         shows: stale > 0,

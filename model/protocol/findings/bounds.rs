@@ -4,7 +4,7 @@
 //! that confirms it. None calls for a code change.
 
 use crate::config::Config;
-use crate::explore::BackendName::ShuttleDfs;
+use crate::explore::BackendName::{ShuttleDfs, ShuttleRandom};
 use crate::observe::property::Property;
 
 use super::{Claim, Class, CorrectedBound, Finding, Shown, Witness};
@@ -163,7 +163,7 @@ pub(super) fn findings() -> Vec<Finding> {
                           --tree 0 --charge 1 --read 0 --reads 2",
                 shown: Shown::Property {
                     property: Property::PerMemcgErrorBound,
-                    backend: ShuttleDfs,
+                    backend: ShuttleRandom,
                 },
                 loom_bound: None,
             },

@@ -194,37 +194,6 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// The finding's status in one line: what the model shows and what
-    /// ends it.
-    pub fn status(&self) -> String {
-        let fixes: Vec<&str> = self
-            .fixes
-            .iter()
-            .filter(|c| c.expected == Expected::Fixes)
-            .map(|c| c.variant)
-            .collect();
-        let refuted = self
-            .fixes
-            .iter()
-            .filter(|c| c.expected == Expected::Refuted)
-            .count();
-        let mut s = "shown".to_string();
-        if let Some(by) = self.closed_by {
-            let release = by.split(':').next().unwrap_or(by);
-            s.push_str(&format!("; fixed upstream in {release}"));
-        }
-        if !fixes.is_empty() {
-            s.push_str(&format!("; fixed by candidates {}", fixes.join(", ")));
-        }
-        if refuted > 0 {
-            s.push_str(&format!("; {refuted} candidate(s) refuted"));
-        }
-        if self.bound.is_some() {
-            s.push_str("; corrected bound given");
-        }
-        s
-    }
-
     /// The command that shows the witness.
     pub fn replay_command(&self) -> String {
         format!("flushcheck findings --replay {}", self.id)

@@ -48,10 +48,10 @@ pub fn catalogue() -> Vec<Variant> {
             model(forms::V7_1LifeV1),
         ),
         Variant::lifetime(
-            "v6.8-life-fix-exit-flush",
+            "v6.8-life-fix-del-at-free",
             Kind::Fix,
-            "death-lost-page: v6.8-life whose free-time flush runs the dying memcg's callback (as css_rstat_exit() from v6.16)",
-            model(forms::V6_8LifeExitFlush),
+            "death-lost-page: v6.8-life keeping the memcg on rstat_css_list until the free-time flush has run its callback (as per-css rstat from v6.16)",
+            model(forms::V6_8LifeDelAtFree),
         )
         .loom_cap(1),
     ];

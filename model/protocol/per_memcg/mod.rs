@@ -121,11 +121,13 @@ fn fix_candidates() -> Vec<Variant> {
         Variant::new(
             "v6.17-fix-break-if-ancestors",
             Kind::Fix,
-            "c12: v6.17 leaving the walk only where the level and every level above are flushable",
+            "c12, refuted: v6.17 leaving the walk only where the level and every level above are flushable",
             v6_8::model(fixes::BreakIfAncestors),
         )
         .per_memcg(batch_times_cpus)
-        .twin("v6.17-no-break"),
+        .twin("v6.17-no-break")
+        // Refuted on c12-fold-skew's larger configuration (protocol/findings).
+        .refutes(Property::NoLostFlush),
         Variant::new(
             "v6.17-fix-no-remote-reset",
             Kind::Fix,
@@ -232,7 +234,7 @@ fn updated_tree() -> Vec<Variant> {
             .finding(Property::EventualConservation, LOOM),
             Variant::new(
                 "v6.8-tree-mb",
-                Kind::Fix,
+                Kind::Kernel,
                 "tree-sb-lost-update: v6.8-tree with 9a9e97b2f1f2's smp_mb() pair (reverted in v5.7)",
                 v6_8::model(rstat_tree::TreeV6_8 { smp_mb_pair: true }),
             )
@@ -285,7 +287,7 @@ fn updated_tree() -> Vec<Variant> {
             .finding(Property::EventualConservation, LOOM),
             Variant::new(
                 "v6.17-tree-mb",
-                Kind::Fix,
+                Kind::Kernel,
                 "tree-sb-lost-update: v6.17-tree with the smp_mb() pair the 2025 comments describe",
                 v6_8::model(rstat_llist::TreeV6_17 { smp_mb_pair: true }),
             )
