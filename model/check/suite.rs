@@ -492,4 +492,3 @@ impl Suite {
         self.entries.iter().find(|e| e.name == name)
     }
 }
-

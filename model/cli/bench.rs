@@ -147,7 +147,11 @@ pub fn bench(a: &BenchArgs, registry: &[Variant]) -> Result<ExitCode, String> {
 
 /// `bench --fixes`: a table per finding, every row measured in the same
 /// run as the finding's unfixed version.
-fn prices(a: &BenchArgs, registry: &[Variant], progress: &dyn Fn(&str)) -> Result<ExitCode, String> {
+fn prices(
+    a: &BenchArgs,
+    registry: &[Variant],
+    progress: &dyn Fn(&str),
+) -> Result<ExitCode, String> {
     let list = super::findings::selected(&a.finding)?;
     let mut all = Vec::new();
     for f in &list {

@@ -58,7 +58,13 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
     let mut ok = true;
     for f in &list {
         // The status is what the searches show now, not what the data says.
-        let w = check(f, &Variant::find(registry, f.witness.variant)?, &(f.witness.cfg)(), registry, budget)?;
+        let w = check(
+            f,
+            &Variant::find(registry, f.witness.variant)?,
+            &(f.witness.cfg)(),
+            registry,
+            budget,
+        )?;
         ok &= w.shows;
         println!("{}", listing(f, &w));
         if !a.check {
@@ -156,7 +162,11 @@ pub fn listing(f: &Finding, w: &Check) -> String {
         f.witness.shown.what(),
         f.witness.shown.backend().name(),
         f.witness.variant,
-        if f.weak_memory { "; weak memory only" } else { "" },
+        if f.weak_memory {
+            "; weak memory only"
+        } else {
+            ""
+        },
     );
     let mut status = format!(
         "status: {} ({}, {} executions)",

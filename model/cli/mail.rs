@@ -116,7 +116,14 @@ pub fn default_suite(name: &str, registry: &[Variant]) -> Result<(bool, String),
         .cells
         .iter()
         .filter(|c| !c.ok)
-        .map(|c| format!("{} on {}: {:?}", c.property.name(), c.backend.name(), c.verdict))
+        .map(|c| {
+            format!(
+                "{} on {}: {:?}",
+                c.property.name(),
+                c.backend.name(),
+                c.verdict
+            )
+        })
         .collect();
     let line = if bad.is_empty() {
         format!(

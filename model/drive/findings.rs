@@ -104,9 +104,10 @@ fn raised(cfg: &Config) -> i64 {
 /// The first outcome in which reader 0 flushed and read fewer than
 /// `raised` pages.
 fn short_read(outcomes: &[ReaderOutcome], raised: i64) -> Option<&ReaderOutcome> {
-    outcomes
-        .iter()
-        .find(|o| o.first().is_some_and(|(flushed, v)| *flushed && *v < raised))
+    outcomes.iter().find(|o| {
+        o.first()
+            .is_some_and(|(flushed, v)| *flushed && *v < raised)
+    })
 }
 
 /// Decide `f` for `variant` on `cfg`.
@@ -258,7 +259,10 @@ pub fn replay(f: &Finding, registry: &[Variant], budget: Duration) -> Result<Rep
             }
         }
         Shown::TriggeredRead => triggered_trace(f, &variant, &cfg, registry, budget)?,
-        Shown::SkippedFlush => (None, "the DFS's maximum (bounds --witness prints it)".into()),
+        Shown::SkippedFlush => (
+            None,
+            "the DFS's maximum (bounds --witness prints it)".into(),
+        ),
     };
     Ok(Replayed { check, trace, how })
 }
@@ -272,7 +276,13 @@ fn triggered_trace(
     registry: &[Variant],
     budget: Duration,
 ) -> Result<(Option<Counterexample>, String), String> {
-    let mut spec = RunSpec::new(&variant.name, "finding", cfg, backend(f), budget.as_secs_f64());
+    let mut spec = RunSpec::new(
+        &variant.name,
+        "finding",
+        cfg,
+        backend(f),
+        budget.as_secs_f64(),
+    );
     spec.collect = true;
     let outcomes = run(&spec, registry)?.outcomes.unwrap_or_default();
     let Some(outcome) = short_read(&outcomes, raised(cfg)).cloned() else {
@@ -349,4 +359,3 @@ pub fn check_candidates(
         })
         .collect()
 }
-

@@ -278,7 +278,10 @@ impl Var {
             }
             Var::LlistHead { cpu } => format!("ss_lhead_cpu(memory, {cpu})->first"),
             Var::Lock(LockName::Other(n)) if n.starts_with("rstat_cpu") => {
-                format!("per_cpu(cgroup_rstat_cpu_lock, {})", &n["rstat_cpu".len()..])
+                format!(
+                    "per_cpu(cgroup_rstat_cpu_lock, {})",
+                    &n["rstat_cpu".len()..]
+                )
             }
             Var::Lock(l) => l.kernel().to_string(),
             Var::FlushTime => "flush_next_time".into(),

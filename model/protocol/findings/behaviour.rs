@@ -1,10 +1,11 @@
 //! The behavioural findings: what released kernels do that their comments
 //! or their users do not expect, each with fix candidates.
 
-use crate::config::{Config, Death};
 use crate::explore::BackendName::{Loom, ShuttleDfs};
 use crate::observe::property::Property;
 use crate::protocol::per_memcg::fold_skew;
+
+use super::configs::*;
 
 use super::{Candidate, Claim, Class, Expected, Finding, Shown, Witness};
 
@@ -16,31 +17,54 @@ const C12: Claim = Claim {
              memcg_rstat_updated\" (60cada258dfe), lore 20250410025752.92159-1-shakeel.butt@linux.dev",
 };
 
-/// The candidates of both C12 findings.
+const NO_BREAK: &str = "no early break: every level counts every update; the atomic add \
+     is skipped at a level already flushable, as v6.8-v6.15 skip it";
+const BREAK_IF_ANCESTORS: &str = "leave the walk at a flushable level only if every level \
+     above it is flushable too (one atomic_read() per ancestor, no RMW). Holds on \
+     c12-lost-flush's configurations; refuted on c12-fold-skew's larger one (the periodic \
+     flush racing): the DFS finds no_lost_flush violated, where the no-break candidate \
+     holds. In the 52-step trace explain prints, no break is taken; the flush resets the \
+     root's count after the child's +34 and +40 folded into it unflushed, and the twin's \
+     gate ends at 70, this one's at 0. Not analysed further: it may be the twin's \
+     placement of the reset rather than the candidate";
+const NO_REMOTE_RESET: &str = "the flush callback no longer zeroes another CPU's \
+     statc->stats_updates, so no count is erased between this_cpu_add_return() and \
+     this_cpu_xchg()";
+
+/// The candidates of `c12-lost-flush`, as its configurations judge them.
 const C12_FIXES: &[Candidate] = &[
     Candidate {
         variant: "v6.17-fix-no-break",
-        change: "no early break: every level counts every update; the atomic add is \
-                 skipped at a level already flushable, as v6.8-v6.15 skip it",
+        change: NO_BREAK,
         expected: Expected::Fixes,
     },
     Candidate {
         variant: "v6.17-fix-break-if-ancestors",
-        change: "leave the walk at a flushable level only if every level above it is \
-                 flushable too (one atomic_read() per ancestor, no RMW). Refuted on \
-                 c12-fold-skew's larger configuration (the periodic flush racing): \
-                 the DFS finds no_lost_flush violated, where the no-break candidate \
-                 holds. In the 52-step trace explain prints, no break is taken; the \
-                 flush resets the root's count after the child's +34 and +40 folded \
-                 into it unflushed, and the twin's gate ends at 70, this one's at 0. \
-                 Not analysed further: it may be the twin's placement of the \
-                 reset rather than the candidate",
+        change: BREAK_IF_ANCESTORS,
+        expected: Expected::Fixes,
+    },
+    Candidate {
+        variant: "v6.17-fix-no-remote-reset",
+        change: NO_REMOTE_RESET,
+        expected: Expected::Refuted,
+    },
+];
+
+/// The same candidates as `c12-fold-skew`'s configurations judge them.
+const FOLD_SKEW_FIXES: &[Candidate] = &[
+    Candidate {
+        variant: "v6.17-fix-no-break",
+        change: NO_BREAK,
+        expected: Expected::Fixes,
+    },
+    Candidate {
+        variant: "v6.17-fix-break-if-ancestors",
+        change: BREAK_IF_ANCESTORS,
         expected: Expected::Refuted,
     },
     Candidate {
         variant: "v6.17-fix-no-remote-reset",
-        change: "the flush callback no longer zeroes another CPU's statc->stats_updates, \
-                 so no count is erased between this_cpu_add_return() and this_cpu_xchg()",
+        change: NO_REMOTE_RESET,
         expected: Expected::Refuted,
     },
 ];
@@ -57,140 +81,6 @@ const C12_ABSTRACTIONS: &str = "One statistic item; the v6.17 variant visits eve
      atomic_t (v6.16-v7.0) and atomic_long_t (v7.1) are the same word; \
      memcg_state_val_in_pages() is the identity (values are pages). v6.16's updater \
      is v6.17's in the model: the llist of v6.17 changes the tree, not the walk.";
-
-fn c12_witness() -> Config {
-    Config {
-        cpus: 1,
-        batch: 2,
-        updates: 3,
-        vals: vec![2],
-        readers: 0,
-        periodic: true,
-        tree: vec![0],
-        charge: vec![1],
-        read: vec![0],
-        ..Config::default()
-    }
-}
-
-fn c12_larger() -> Config {
-    Config {
-        updates: 4,
-        ..c12_witness()
-    }
-}
-
-fn fold_skew_larger() -> Config {
-    Config {
-        periodic: true,
-        ..fold_skew()
-    }
-}
-
-fn tree_sb() -> Config {
-    Config {
-        cpus: 1,
-        batch: 1,
-        updates: 2,
-        vals: vec![1],
-        readers: 0,
-        periodic: true,
-        settle: 2,
-        settle_update: true,
-        ..Config::default()
-    }
-}
-
-fn tree_sb_larger() -> Config {
-    Config {
-        tree: vec![0],
-        charge: vec![1],
-        ..tree_sb()
-    }
-}
-
-fn life_child() -> Config {
-    Config::lifetime(1, Death::default()).vals(&[1])
-}
-
-fn life_parent() -> Config {
-    Config::lifetime(
-        1,
-        Death {
-            parent_dies: true,
-            folio: true,
-        },
-    )
-    .vals(&[1])
-    .periodic(false)
-}
-
-fn b9() -> Config {
-    Config {
-        cpus: 2,
-        batch: 64,
-        updates: 1,
-        vals: vec![200, 65],
-        readers: 0,
-        periodic: false,
-        tree: vec![0, 0],
-        charge: vec![1, 2],
-        read: vec![2],
-        ..Config::default()
-    }
-}
-
-fn b9_larger() -> Config {
-    Config {
-        updates: 2,
-        ..b9()
-    }
-}
-
-fn b7() -> Config {
-    Config {
-        cpus: 1,
-        batch: 1,
-        updates: 2,
-        vals: vec![1],
-        readers: 1,
-        periodic: true,
-        ..Config::default()
-    }
-}
-
-fn b7_larger() -> Config {
-    Config {
-        updates: 3,
-        ..b7()
-    }
-}
-
-fn trigger() -> Config {
-    Config {
-        cpus: 1,
-        batch: 2,
-        updates: 2,
-        vals: vec![2],
-        readers: 1,
-        periodic: false,
-        tree: vec![0, 1],
-        charge: vec![2],
-        read: vec![1],
-        settle: 2,
-        settle_update: true,
-        ..Config::default()
-    }
-}
-
-fn trigger_larger() -> Config {
-    Config {
-        settle: 0,
-        settle_update: false,
-        read: vec![0],
-        ..trigger()
-    }
-}
 
 /// The behavioural findings.
 pub(super) fn findings() -> Vec<Finding> {
@@ -294,12 +184,13 @@ pub(super) fn findings() -> Vec<Finding> {
             preconditions: "None beyond two memcgs charged under one parent on one CPU; no \
                  interrupt, lock or memory-ordering assumption.",
             abstractions: C12_ABSTRACTIONS,
-            fixes: C12_FIXES,
+            fixes: FOLD_SKEW_FIXES,
             bound: None,
         },
         Finding {
             id: "tree-sb-lost-update",
-            subject: "cgroup/rstat: the updater/flusher race loses an update from every later flush",
+            subject:
+                "cgroup/rstat: the updater/flusher race loses an update from every later flush",
             class: Class::KnownAccepted,
             claim: Claim {
                 quote: "This is benign race and the subsequent flusher will flush those stats",
@@ -504,7 +395,9 @@ pub(super) fn findings() -> Vec<Finding> {
             introduced: "aa48e47e3906 (\"memcg: infrastructure to flush memcg stats\"), v5.15",
             first: "v5.15",
             last: "v6.7",
-            closed_by: Some("v6.8: 7d7ef0a4686a (\"mm: memcg: restore subtree stats flushing\"): nobody skips"),
+            closed_by: Some(
+                "v6.8: 7d7ef0a4686a (\"mm: memcg: restore subtree stats flushing\"): nobody skips",
+            ),
             witness: Witness {
                 variant: "v6.4",
                 cfg: b7,

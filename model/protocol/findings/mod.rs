@@ -15,6 +15,7 @@
 
 mod behaviour;
 mod bounds;
+mod configs;
 
 use crate::config::Config;
 use crate::observe::property::Property;

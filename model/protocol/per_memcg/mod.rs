@@ -30,7 +30,8 @@ use crate::protocol::variant::{batch_times_cpus, Derivation, Kind, Variant, LOOM
 /// The lineage's variants, in report order: the kernel versions, their
 /// mutants, their no-skip twins, and the updated-tree forms.
 pub fn catalogue() -> Vec<Variant> {
-    let mut all = vec![
+    let mut all =
+        vec![
         Variant::new(
             "v6.8",
             Kind::Kernel,
