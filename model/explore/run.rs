@@ -551,13 +551,9 @@ pub fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static
 
 /// The text of a panic payload.
 pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else {
-        "<non-string panic payload>".to_string()
-    }
+    let text = payload.downcast_ref::<String>().cloned();
+    text.or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "<non-string panic payload>".to_string())
 }
 
 /// A loom builder for one planned search.

@@ -216,3 +216,28 @@ fn report_tree_sb_lost_update_is_mail_ready() {
 fn report_weak_triggered_read_is_mail_ready() {
     mail_ready("weak-triggered-read", true);
 }
+
+/// Every candidate expected to fix its finding holds every must-hold
+/// property on the default suite (`flushcheck --variant ...`, exit 0).
+/// About 100 s on 2 cores: run with `-- --ignored`.
+#[test]
+#[ignore]
+fn every_fix_holds_the_default_suite() {
+    let mut fixes: Vec<&str> = all()
+        .iter()
+        .flat_map(|f| f.fixes.iter())
+        .filter(|c| c.expected == Expected::Fixes)
+        .map(|c| c.variant)
+        .collect();
+    fixes.sort();
+    fixes.dedup();
+    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .args(["--variant", &fixes.join(",")])
+        .output()
+        .expect("flushcheck runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

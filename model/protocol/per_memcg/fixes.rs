@@ -154,9 +154,14 @@ pub struct GateOrRoot;
 
 impl Memcontrol for GateOrRoot {
     fn mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
-        // FIX: the root's atomic is read as well (not for the root itself).
-        let needs_flush = self.memcg_vmstats_needs_flush(mm, memcg)
-            || (memcg != ROOT_MEM_CGROUP && self.memcg_vmstats_needs_flush(mm, ROOT_MEM_CGROUP));
+        // FIX: the root's atomic is read as well (not for the root
+        // itself), and first: the decision follows the memcg's own read at
+        // once, as v6.8's does (read the other way round, a reader
+        // preempted between the two reads decides on a stale own count;
+        // the default suite's memcg-chain shows that order losing a flush).
+        let root = memcg != ROOT_MEM_CGROUP && self.memcg_vmstats_needs_flush(mm, ROOT_MEM_CGROUP);
+        let own = self.memcg_vmstats_needs_flush(mm, memcg);
+        let needs_flush = own || root;
         trace_memcg_flush_stats(mm.memcg(memcg), needs_flush);
         if needs_flush {
             self.do_flush_stats(mm, memcg);
