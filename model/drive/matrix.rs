@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use serde::{Deserialize, Serialize};
 
 use crate::check::run::{judged, run, PropertyVerdict, RunResult, RunSpec, Verdict};
+use crate::explore::Backend;
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
 use std::sync::Mutex;
@@ -132,14 +133,32 @@ pub fn run_matrix(
 ) -> Matrix {
     let tasks = plan.tasks();
     let total: usize = tasks.iter().map(|t| t.steps.len()).sum();
-    let queue = Mutex::new(tasks.into_iter().enumerate());
+    // Real-thread searches mostly wait (spawns, joins), so they run on a
+    // worker of their own beside the `jobs` workers of the model checkers.
+    let (threads, models): (Vec<_>, Vec<_>) = tasks
+        .into_iter()
+        .enumerate()
+        .partition(|(_, t)| matches!(t.steps[0].spec.backend, Backend::Std { .. }));
+    let extra = usize::from(!threads.is_empty() && !models.is_empty());
+    let (threads, models) = (
+        Mutex::new(threads.into_iter()),
+        Mutex::new(models.into_iter()),
+    );
     let (tx, rx) = mpsc::channel();
     let (mut results, not_run) = std::thread::scope(|s| {
-        for _ in 0..plan.jobs.max(1) {
+        for w in 0..plan.jobs.max(1) + extra {
             let tx = tx.clone();
-            let queue = &queue;
+            // The extra worker takes real-thread searches first; every
+            // worker then helps with whatever is left.
+            let queues = if w == plan.jobs.max(1) {
+                [&threads, &models]
+            } else {
+                [&models, &threads]
+            };
             s.spawn(move || loop {
-                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                let next = queues
+                    .iter()
+                    .find_map(|q| q.lock().unwrap_or_else(|e| e.into_inner()).next());
                 let Some((i, task)) = next else {
                     break;
                 };

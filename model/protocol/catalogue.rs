@@ -18,6 +18,10 @@ pub const MEASURED: &str = "v6.0";
 /// v5.19 can.
 pub const BOUNDS_MUTANTS: [&str; 1] = ["mutant-skip-off-by-one"];
 
+/// The updated tree with 9a9e97b2f1f2's smp_mb() pair, on v6.8's and
+/// v6.17's forms: the fixes the litmus corpus checks under loom.
+pub const TREE_MB: [&str; 2] = ["v6.8-tree-mb", "v6.17-tree-mb"];
+
 /// Every variant the default run checks: kernel versions, mutants, benign
 /// rewrites and twins of both lineages, and the lifetime forms.
 pub fn all() -> Vec<Variant> {

@@ -41,7 +41,10 @@ fn the_plan_searches_every_mutant_by_each_designated_killer() {
             }
         }
     }
-    assert!(missing.is_empty(), "designated killers not searched: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "designated killers not searched: {missing:#?}"
+    );
 }
 
 /// A mutant is searched by no backend that does not kill it.
@@ -103,7 +106,9 @@ fn a_settling_dfs_leaves_out_the_sampled_searches_of_its_entry() {
         .filter(|n| n.variant == "v6.0" && n.entry == "pair")
         .collect();
     assert_eq!(left.len(), 2, "{:?}", m.not_run);
-    assert!(left.iter().all(|n| n.why.contains("settled by the exhaustive DFS")));
+    assert!(left
+        .iter()
+        .all(|n| n.why.contains("settled by the exhaustive DFS")));
     assert!(m
         .cells
         .iter()
@@ -132,7 +137,9 @@ fn the_default_run_passes_on_one_screen() {
         .filter(|v| !matches!(v.kind, Kind::Bound | Kind::Twin))
     {
         assert!(
-            lines.iter().any(|l| l.split_whitespace().nth(1) == Some(v.name.as_str())),
+            lines
+                .iter()
+                .any(|l| l.split_whitespace().nth(1) == Some(v.name.as_str())),
             "{} not named",
             v.name
         );

@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::drive::explain::{explain, Explained, Search, Target};
 use crate::explore::{loom_find, on_fresh_thread, Backend, Outcome};
 use crate::observe::{Property, ReaderOutcome, Shared, Step};
+use crate::protocol::catalogue::TREE_MB;
 use crate::protocol::Variant;
 use crate::report::litmus::prog::{Instr, Observation, Program, Store};
 use crate::report::litmus::program;
@@ -281,7 +282,7 @@ fn tree_race(budget: Duration) -> Result<Vec<Entry>, String> {
     let updater = |p: &Program| insert_after(p, "CPU 0", |i| stores(i, "state0"), Instr::mb());
     let flusher =
         |p: &Program| insert_after(p, "periodic", |i| stores(i, "updated_next0"), Instr::mb());
-    let verdict = loom_verdict("v6.8-tree-mb", property, &cfg, budget);
+    let verdict = loom_verdict(TREE_MB[0], property, &cfg, budget);
     let both = flusher(&updater(&prog)?)?;
     let mut doc = wrapped(
         "The fix: 9a9e97b2f1f2's smp_mb() pair (reverted by d8ef4b38cb69), one \
@@ -342,7 +343,7 @@ fn llist_race(budget: Duration) -> Result<Vec<Entry>, String> {
     )?];
     let both = insert_after(&prog, "CPU 0", |i| stores(i, "state0"), Instr::mb())?;
     let both = insert_after(&both, "periodic", |i| stores(i, "lnode_next0"), Instr::mb())?;
-    let verdict = loom_verdict("v6.17-tree-mb", property, &cfg, budget);
+    let verdict = loom_verdict(TREE_MB[1], property, &cfg, budget);
     let mut doc = wrapped(
         "The fix the rstat.c comments describe: smp_mb() before the updater's \
          llist_on_list() and after the flusher's init_llist_node() (the model's \
@@ -438,7 +439,7 @@ fn tree_trigger(budget: Duration) -> Result<Vec<Entry>, String> {
         |i| stores(i, "m2_updated_next0"),
         Instr::mb(),
     )?;
-    let verdict = loom_verdict("v6.8-tree-mb", property, &cfg, budget);
+    let verdict = loom_verdict(TREE_MB[0], property, &cfg, budget);
     let mut doc = wrapped(
         "The smp_mb() pair of v6.8-tree-mb: the flusher's barrier, after the \
          unlink, also orders the gate's load of the count before the counter \
@@ -472,7 +473,7 @@ fn llist_trigger(budget: Duration) -> Result<Vec<Entry>, String> {
         .cfg
         .clone();
     let outcome: ReaderOutcome = vec![(true, 0), (true, 4)];
-    let steps = loom_execution_with("v6.17-tree-mb", &cfg, outcome, budget)?;
+    let steps = loom_execution_with(TREE_MB[1], &cfg, outcome, budget)?;
     let prog = program("llist-trigger", &steps)?;
     let mut doc = wrapped(
         "docs/findings.md section 13, the open question: with the smp_mb() pair \

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use memcg_flush_model::check::fuzz::{draw, neighbours, Bounds};
+use memcg_flush_model::drive::fuzz::{draw, neighbours, Bounds};
 use memcg_flush_model::Config;
 
-mod common;
+use crate::common;
 
 /// Each field of a printed configuration (`cpus=2 batch=1 ... periodic=on`)
 /// as a number: vals as their count and their largest, periodic as 0/1,
@@ -189,13 +189,14 @@ fn draws_are_reproducible_valid_and_shrink_monotonically() {
 
 #[test]
 fn a_must_hold_violation_stops_the_run_shrunk() {
-    use memcg_flush_model::check::fuzz::{fuzz, FuzzSpec};
     use memcg_flush_model::cli::registry;
-    use memcg_flush_model::{Kind, Property, Variant};
+    use memcg_flush_model::drive::fuzz::{fuzz, FuzzSpec};
+    use memcg_flush_model::protocol::Family;
+    use memcg_flush_model::{Kind, Property};
     use std::time::Duration;
 
     // The off-by-one mutant posing as a reviewer's candidate: it must hold.
-    let mut v = Variant::find(&registry(Vec::new()).unwrap(), "mutant-skip-off-by-one").unwrap();
+    let mut v = crate::common::variant("mutant-skip-off-by-one").clone();
     v.name = "candidate-off-by-one".into();
     v.kind = Kind::Candidate;
     v.killed_by.clear();
@@ -205,7 +206,7 @@ fn a_must_hold_violation_stops_the_run_shrunk() {
         budget: Duration::from_secs(20),
         shrink_budget: Duration::from_secs(20),
         variants: vec![v],
-        properties: Property::ALL.to_vec(),
+        properties: Property::of_family(Family::Global).collect(),
         iterations: 2_000,
         bounds: Bounds {
             max_cpus: 3,

@@ -3,39 +3,31 @@
 //! updated tree (docs/findings.md, section 13). `--nocapture` prints the
 //! figures the findings quote.
 
-use memcg_flush_model::check::{Sizes, Suite, Verdict};
+use memcg_flush_model::check::Verdict;
 use memcg_flush_model::explore::Backend;
 use memcg_flush_model::observe::{Event, ReaderOutcome};
 use memcg_flush_model::{Config, Property};
 
-mod common;
-
-use common::collecting;
+use crate::common::{collecting, dfs, entry, entry_backend};
 
 const ENTRY: &str = "memcg-tree-trigger";
 
 fn entry_cfg() -> Config {
-    let suite = Suite::standard(&Sizes::default());
-    suite.entry(ENTRY).expect("the trigger entry").cfg.clone()
+    entry(ENTRY).cfg.clone()
 }
 
 /// The entry's loom search (unbounded).
 fn loom() -> Backend {
-    let suite = Suite::standard(&Sizes::default());
-    let e = suite.entry(ENTRY).expect("the trigger entry");
-    let b = e.backends.iter().find(|b| b.name() == "loom");
-    b.expect("a loom search").clone()
+    let b = entry_backend(entry(ENTRY), "loom");
+    assert_eq!(b, crate::common::loom(None));
+    b
 }
 
 /// Every SC interleaving. Stateless: the entry's stateful DFS ends a
 /// schedule at a state already seen, so most of its outcomes lack main's
 /// read.
 fn sc() -> Backend {
-    Backend::ShuttleDfs {
-        max_schedules: 200_000,
-        sleep_sets: true,
-        stateful: false,
-    }
+    dfs(200_000, true, false)
 }
 
 /// Staleness of an outcome set: the most pages, of `raised`, that a

@@ -18,21 +18,22 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use memcg_flush_model::cli::registry;
 use memcg_flush_model::explore::Loom;
 use memcg_flush_model::kernel::{
     atomic_add, atomic_read, atomic_set, atomic_xchg, spin_trylock_with, spin_unlock, Atomic,
     LockName, Locked, SpinLock, Var,
 };
 use memcg_flush_model::measure::bounds::measure_exhaustive;
-use memcg_flush_model::observe::obs::{Access, Actor, Idiom, Op};
 use memcg_flush_model::observe::record::Step;
-use memcg_flush_model::protocol::v5_19::{Memcontrol, State};
-use memcg_flush_model::protocol::v6_4::V6_4;
+use memcg_flush_model::protocol::global::v5_19::{Memcontrol, State};
+use memcg_flush_model::protocol::global::v6_4::V6_4;
 use memcg_flush_model::protocol::Env;
+use memcg_flush_model::report::litmus::herd::check_syntax;
 use memcg_flush_model::report::litmus::{export, MAX_VARIABLES};
-use memcg_flush_model::report::litmus_herd::check_syntax;
+use memcg_flush_model::vocab::obs::{Access, Actor, Idiom, Op};
 use memcg_flush_model::Config;
+
+use crate::common::{cfg, reg, variant};
 
 /// Final values of `x` (starting at 5) after `fetch_add(1)` races `reset`.
 fn final_values(reset: fn(&loom::sync::atomic::AtomicI64)) -> BTreeSet<i64> {
@@ -543,14 +544,13 @@ fn export_refuses_a_failed_cmpxchg() {
 /// out.
 #[test]
 fn export_of_the_smallest_documented_bound_witness() {
-    let reg = registry(Vec::new()).expect("catalogue");
-    let v = reg.iter().find(|v| v.name == "v5.19").expect("v5.19");
-    let cfg = Config {
-        cpus: 1,
-        updates: 2,
-        ..Config::bounds()
-    };
-    let b = measure_exhaustive(&cfg, v, &reg, 100_000, Duration::from_secs(60));
+    let b = measure_exhaustive(
+        &cfg::smallest_c1(),
+        variant("v5.19"),
+        reg(),
+        100_000,
+        Duration::from_secs(60),
+    );
     assert_eq!(b.stale_at_no_flush, 2, "{b:?}");
     let out = export("flushcheck-v5_19-documented_error_bound", &b.witness).expect("exported");
     for line in [

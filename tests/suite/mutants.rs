@@ -1,59 +1,20 @@
 //! Each mutant is killed by the property that should kill it, on the
 //! backends that can see it, on the suite entry where its bug shows; the
 //! kernel versions hold on the same searches. Runs single explorations in
-//! process; `tests/matrix.rs` runs the whole default matrix.
+//! process; the matrix module runs small selections of the matrix.
 
-use memcg_flush_model::check::{run::run, RunResult, RunSpec, Sizes, Suite, Verdict};
-use memcg_flush_model::cli::registry;
-use memcg_flush_model::explore::{Backend, Shard};
-use memcg_flush_model::protocol::{Kind, Variant};
+use std::collections::BTreeSet;
+
+use memcg_flush_model::check::Verdict;
+use memcg_flush_model::drive::{run_matrix, Executor, Plan};
+use memcg_flush_model::explore::BackendName;
+use memcg_flush_model::observe::ReaderOutcome;
+use memcg_flush_model::protocol::{catalogue, Family, Kind, Variant};
 use memcg_flush_model::{Config, Property};
 
-/// One run of `variant` on the suite entry `entry` under `backend` (the
-/// entry's own search parameters).
-fn on_entry(variant: &str, entry: &str, backend: &str) -> RunResult {
-    let suite = Suite::standard(&Sizes::default());
-    let e = suite.entry(entry).expect("known entry");
-    let b = e
-        .backends
-        .iter()
-        .find(|b| b.name() == backend)
-        .unwrap_or_else(|| panic!("{entry} has no {backend} search"))
-        .clone();
-    on_config(variant, &e.cfg, b, entry)
-}
-
-fn on_config(variant: &str, cfg: &Config, backend: Backend, entry: &str) -> RunResult {
-    let spec = RunSpec {
-        variant: variant.into(),
-        entry: entry.into(),
-        cfg: cfg.clone(),
-        backend,
-        budget_secs: 120.0,
-        shard: Shard::default(),
-        collect: false,
-    };
-    run(&spec, &registry(Vec::new()).expect("catalogue")).expect("runs")
-}
-
-fn verdict(r: &RunResult, p: Property) -> (Verdict, String) {
-    let v = r
-        .verdict(p)
-        .unwrap_or_else(|| panic!("{p} not judged: {r:?}"));
-    (v.verdict, v.note.clone().unwrap_or_default())
-}
-
-fn assert_killed(r: &RunResult, p: Property) -> String {
-    let (v, note) = verdict(r, p);
-    assert_eq!(v, Verdict::Violated, "{} {p}: {note}", r.spec.variant);
-    assert!(note.starts_with(&format!("{}:", p.name())), "{note}");
-    note
-}
-
-fn assert_holds(r: &RunResult, p: Property) {
-    let (v, note) = verdict(r, p);
-    assert_eq!(v, Verdict::Holds, "{} {p}: {note}", r.spec.variant);
-}
+use crate::common::{
+    assert_holds, assert_killed, collecting, entry, loom, on_config, on_entry, pct, random,
+};
 
 #[test]
 fn updater_mutants_are_killed_by_no_lost_flush_on_every_sc_backend() {
@@ -168,42 +129,52 @@ fn ordering_mutants_are_killed_only_under_loom() {
 /// Without the periodic work loom's outcomes decide no_lost_flush: each
 /// threshold mutant produces a reader outcome that no v5.19 outcome
 /// dominates, found at bound 2 and confirmed against every v5.19
-/// execution; v6.0's are all dominated.
+/// execution; v6.0's are all dominated, and the matrix's loom cell (the
+/// differential form) says it holds.
+///
+/// The mutants' loom cells are not their designated kills (shuttle's
+/// are), so the matrix need not run them: their outcomes are compared here
+/// as the matrix's differential compares them.
 #[test]
 fn loom_outcomes_kill_threshold_mutants_without_periodic_work() {
-    let plan = |variant: &str| {
-        let reg = registry(Vec::new()).expect("catalogue");
-        let suite = Suite::standard(&Sizes::default());
-        let mut p = memcg_flush_model::check::Plan::new(suite, reg.clone());
-        p.variants = vec![Variant::find(&reg, variant).unwrap()];
-        p.backends = vec!["loom".into()];
-        p.suite.entries.retain(|e| e.name == "no-periodic");
-        p.jobs = 1;
-        p
+    use memcg_flush_model::drive::matrix::undominated;
+    let cfg = &entry("no-periodic").cfg;
+    let outcomes = |v: &str, bound: Option<usize>| -> BTreeSet<ReaderOutcome> {
+        let r = collecting(v, cfg, loom(bound));
+        assert!(r.finished, "{v} at bound {bound:?}: {:?}", r.stopped);
+        r.outcomes.clone().expect("collected").into_iter().collect()
     };
-    for m in ["mutant-skip-off-by-one", "mutant-load-store-bump", "v6.0"] {
-        let m_plan = plan(m);
-        let out = memcg_flush_model::check::run_matrix(
-            &m_plan,
-            &memcg_flush_model::check::Executor::InProcess,
-            &|_, _, _| {},
+    let twin_bounded = outcomes("v5.19", Some(2));
+    let mut twin_all = outcomes("v5.19", None);
+    twin_all.extend(twin_bounded.iter().cloned());
+    for m in ["mutant-skip-off-by-one", "mutant-load-store-bump"] {
+        let mine: Vec<ReaderOutcome> = outcomes(m, Some(2)).into_iter().collect();
+        let o = undominated(&mine, &twin_bounded)
+            .unwrap_or_else(|| panic!("{m}: every outcome dominated at bound 2: {mine:?}"));
+        assert!(
+            undominated(std::slice::from_ref(o), &twin_all).is_some(),
+            "{m}: {o:?} is dominated by an unbounded v5.19 outcome"
         );
-        let c = out
-            .cells
-            .iter()
-            .find(|c| c.property == Property::NoLostFlush)
-            .expect("cell");
-        if m == "v6.0" {
-            assert_eq!(c.verdict, Verdict::Holds, "{c:?}");
-        } else {
-            assert_eq!(c.verdict, Verdict::Violated, "{c:?}");
-            let note = c.note.as_deref().unwrap_or("");
-            assert!(
-                note.contains("which no execution of v5.19 dominates"),
-                "{note}"
-            );
-        }
     }
+    let v6_0: Vec<ReaderOutcome> = outcomes("v6.0", Some(2)).into_iter().collect();
+    assert_eq!(undominated(&v6_0, &twin_bounded), None, "{v6_0:?}");
+    // The matrix's differential on v6.0 (a must-hold cell).
+    let mut plan = Plan::new(
+        crate::common::suite().clone(),
+        crate::common::reg().to_vec(),
+    );
+    plan.variants = vec![crate::common::variant("v6.0").clone()];
+    plan.backends = vec![BackendName::Loom];
+    plan.suite.entries.retain(|e| e.name == "no-periodic");
+    plan.jobs = 1;
+    let out = run_matrix(&plan, &Executor::InProcess, &|_, _, _| {});
+    let c = out
+        .cells
+        .iter()
+        .find(|c| c.property == Property::NoLostFlush)
+        .expect("cell");
+    assert_eq!(c.verdict, Verdict::Holds, "{c:?}");
+    assert!(c.ok, "{c:?}");
 }
 
 #[test]
@@ -253,21 +224,8 @@ fn refuted_claims_are_violated_by_the_kernel() {
     let r = on_entry("v5.19", "bounds", "shuttle-dfs");
     assert_holds(&r, Property::NoLostFlushSameSchedule);
     // C1 holds where MEMCG_CHARGE_BATCH * nr_cpus exceeds every page written.
-    let roomy = Config {
-        batch: 8,
-        updates: 2,
-        vals: vec![1],
-        ..Config::bounds()
-    };
-    let r = on_config(
-        "v6.0",
-        &roomy,
-        Backend::ShuttleRandom {
-            iterations: 2000,
-            seed: 1,
-        },
-        "roomy",
-    );
+    let roomy = Config::bounds().batch(8).updates(2).vals(&[1]);
+    let r = on_config("v6.0", &roomy, random(2000));
     assert_holds(&r, Property::DocumentedErrorBound);
 }
 
@@ -275,38 +233,63 @@ fn refuted_claims_are_violated_by_the_kernel() {
 /// run a tick late (B11).
 #[test]
 fn the_time_bound_holds_on_time_and_fails_when_late() {
-    let late = Config {
-        late: 1,
-        ..Config::timed()
-    };
+    let late = Config::timed().late(1);
     for v in ["v5.19", "v6.0"] {
-        let r = on_config(
-            v,
-            &late,
-            Backend::ShuttlePct {
-                iterations: 4000,
-                depth: 3,
-                seed: 1,
-            },
-            "late",
-        );
+        let r = on_config(v, &late, pct(4000));
         assert_killed(&r, Property::FlushTimeBound);
     }
 }
 
+/// Every mutant names its killers, every flush property but the refuted
+/// claims is some mutant's designated killer (every lifetime property a
+/// killer or a kernel form's finding), and
+/// a flush-protocol mutant is judged against the no-skip twin of its own
+/// lineage.
 #[test]
 fn every_mutant_names_a_killer_and_every_property_has_one() {
-    let all = Variant::all();
-    assert!(all.iter().filter(|v| v.kind == Kind::Mutant).count() >= 10);
+    let all = catalogue::all();
+    let flush = |v: &&Variant| v.family != Family::Lifetime;
+    let mutants = || all.iter().filter(|v| v.kind == Kind::Mutant);
+    assert!(mutants().filter(flush).count() >= 10);
+    assert!(mutants().filter(|v| v.family == Family::Lifetime).count() >= 5);
     assert!(all.iter().filter(|v| v.kind == Kind::Benign).count() >= 3);
-    for p in Property::ALL.into_iter().filter(|p| !p.refutable_claim()) {
+    let killer = |p: Property| mutants().any(|v| v.killed_by.iter().any(|d| d.property == p));
+    for p in Property::of_family(Family::Global).filter(|p| !p.refutable_claim()) {
+        assert!(killer(p), "no mutant is expected to kill {p}");
+    }
+    // The lifetime wing's: a mutant's killer, or a kernel form's finding
+    // (stats_survive_death: v6.8's lost page).
+    for p in Property::of_family(Family::Lifetime) {
+        let finding = all
+            .iter()
+            .any(|v| v.kind == Kind::Kernel && v.findings.iter().any(|d| d.property == p));
         assert!(
-            all.iter().any(|v| v.killed_by.iter().any(|(k, _)| *k == p)),
-            "no mutant is expected to kill {p}"
+            killer(p) || finding,
+            "no mutant kills {p} and no finding shows it"
         );
     }
-    for v in all.iter().filter(|v| v.kind == Kind::Mutant) {
+    for v in mutants() {
         assert!(!v.killed_by.is_empty(), "{} has no expected killer", v.name);
+        for d in &v.killed_by {
+            assert!(
+                !d.backends.is_empty(),
+                "{}: {} on no backend",
+                v.name,
+                d.property
+            );
+            if let Some(e) = &d.entry {
+                let e = entry(e);
+                assert!(
+                    e.applies_to(v.family),
+                    "{}: {} does not run it",
+                    v.name,
+                    e.name
+                );
+            }
+        }
+        if v.family == Family::Lifetime {
+            continue;
+        }
         // A mutant is judged against the no-skip twin of its own lineage.
         let twin = v.twin.as_deref().expect("a mutant names its twin");
         let t = all
@@ -315,7 +298,7 @@ fn every_mutant_names_a_killer_and_every_property_has_one() {
             .unwrap_or_else(|| panic!("{}: twin {twin} is not in the catalogue", v.name));
         assert_eq!(t.family, v.family, "{}: twin {twin}", v.name);
         assert!(t.gate.is_some(), "{}: twin {twin} has no gate", v.name);
-        if v.family == memcg_flush_model::protocol::Family::Global {
+        if v.family == Family::Global {
             // v6.4's mutants compare with v6.4's own no-skip twin (its
             // flush exclusion is not v5.19's lock); the others with v5.19.
             let lineage = if v.name.starts_with("mutant-v6.4-") {

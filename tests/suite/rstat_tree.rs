@@ -2,39 +2,17 @@
 //! (C4, C13, C15; docs/findings.md). Per-backend verdicts, the `stays_lost`
 //! counts, the mutant, and the witness's replay and litmus export.
 
-use memcg_flush_model::check::{run::run, RunResult, RunSpec, Sizes, Suite, Verdict};
-use memcg_flush_model::cli::registry;
-use memcg_flush_model::explore::{Backend, Shard};
+use memcg_flush_model::check::{RunResult, Verdict};
 use memcg_flush_model::observe::Event;
-use memcg_flush_model::{Config, Property};
+use memcg_flush_model::Property;
 
-mod common;
+use crate::common::{self, entry, loom, on_config};
 
 const ENTRY: &str = "memcg-tree-sb";
 
-fn on_config(variant: &str, cfg: &Config, backend: Backend) -> RunResult {
-    let spec = RunSpec {
-        variant: variant.into(),
-        entry: ENTRY.into(),
-        cfg: cfg.clone(),
-        backend,
-        budget_secs: 120.0,
-        shard: Shard::default(),
-        collect: false,
-    };
-    run(&spec, &registry(Vec::new()).expect("catalogue")).expect("runs")
-}
-
-fn on_entry(variant: &str, backend: &str) -> RunResult {
-    let suite = Suite::standard(&Sizes::default());
-    let e = suite.entry(ENTRY).expect("the tree entry");
-    let b = e
-        .backends
-        .iter()
-        .find(|b| b.name() == backend)
-        .unwrap_or_else(|| panic!("{ENTRY} has no {backend} search"))
-        .clone();
-    on_config(variant, &e.cfg, b)
+/// The matrix's run of `variant` on the tree entry under `backend`.
+fn on_tree_entry(variant: &str, backend: &str) -> RunResult {
+    common::on_entry(variant, ENTRY, backend)
 }
 
 fn verdict(r: &RunResult, p: Property) -> Verdict {
@@ -59,13 +37,13 @@ fn per_backend_verdicts_on_the_store_buffering_race() {
         ("v6.8-tree", "v6.8-tree-mb"),
         ("v6.17-tree", "v6.17-tree-mb"),
     ] {
-        let r = on_entry(tree, "loom");
+        let r = on_tree_entry(tree, "loom");
         assert_eq!(both(&r), (Violated, Violated), "{tree}: {r:?}");
-        let r = on_entry(mb, "loom");
+        let r = on_tree_entry(mb, "loom");
         assert_eq!(both(&r), (Holds, Holds), "{mb}: {r:?}");
     }
     for v in ["v6.8-tree", "v6.8-tree-mb", "v6.17-tree", "v6.17-tree-mb"] {
-        let dfs = on_entry(v, "shuttle-dfs");
+        let dfs = on_tree_entry(v, "shuttle-dfs");
         assert!(dfs.exhaustive, "{v}: the DFS did not finish");
         assert_eq!(both(&dfs), (Holds, Holds), "{v}: {dfs:?}");
         // The updater did race with the flusher under SC: the holds is not
@@ -74,7 +52,7 @@ fn per_backend_verdicts_on_the_store_buffering_race() {
     }
     // Without the tree (every memcg visited on every CPU), nothing is lost.
     for v in ["v6.8", "v6.17"] {
-        let flat = on_entry(v, "loom");
+        let flat = on_tree_entry(v, "loom");
         assert_eq!(both(&flat), (Holds, Holds), "{v}: {flat:?}");
     }
 }
@@ -85,17 +63,11 @@ fn per_backend_verdicts_on_the_store_buffering_race() {
 /// stats", C13).
 #[test]
 fn stays_lost_until_the_next_update_on_that_cpu() {
-    let suite = Suite::standard(&Sizes::default());
-    let entry = suite.entry(ENTRY).expect("the tree entry");
-    let loom = Backend::Loom {
-        preemption_bound: Some(2),
-    };
+    let entry = entry(ENTRY);
+    let loom = loom(Some(2));
     // k = 1 + 2 flushes after the updates (the entry), and 1 + 8.
     for settle in [entry.cfg.settle, 8] {
-        let cfg = Config {
-            settle,
-            ..entry.cfg.clone()
-        };
+        let cfg = entry.cfg.clone().settle(settle);
         for (tree, mb) in [
             ("v6.8-tree", "v6.8-tree-mb"),
             ("v6.17-tree", "v6.17-tree-mb"),
@@ -127,7 +99,7 @@ fn stays_lost_until_the_next_update_on_that_cpu() {
 #[test]
 fn read_before_unlink_is_killed_under_sc_and_loom() {
     for backend in ["loom", "shuttle-dfs"] {
-        let r = on_entry("mutant-tree-read-before-unlink", backend);
+        let r = on_tree_entry("mutant-tree-read-before-unlink", backend);
         assert_eq!(
             both(&r),
             (Verdict::Violated, Verdict::Violated),

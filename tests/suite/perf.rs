@@ -3,41 +3,54 @@
 
 use std::time::Duration;
 
-use memcg_flush_model::cli::registry;
+use memcg_flush_model::explore::BackendName;
 use memcg_flush_model::measure::perf::first_kill;
-use memcg_flush_model::{Property, Variant};
+use memcg_flush_model::Property;
 
-mod common;
+use crate::common::{self, reg, variant};
 
 const BUDGET: Duration = Duration::from_secs(30);
 
 #[test]
 fn an_armed_search_stops_at_the_first_violation() {
-    let reg = registry(Vec::new()).unwrap();
-    let v = Variant::find(&reg, "mutant-walk-skips-last-cpu").unwrap();
-    let (entry, executions, _) = first_kill(&v, Property::Conservation, "loom", 1, &reg, BUDGET)
-        .unwrap()
-        .expect("killed");
+    let v = variant("mutant-walk-skips-last-cpu");
+    let (entry, executions, _) = first_kill(
+        v,
+        Property::Conservation,
+        BackendName::Loom,
+        1,
+        reg(),
+        BUDGET,
+    )
+    .unwrap()
+    .expect("killed");
     // Every execution loses the last CPU's updates: the first one fails.
     assert_eq!((entry.as_str(), executions), ("pair", 1));
 }
 
 #[test]
 fn the_off_by_one_mutant_dies_and_v6_0_does_not() {
-    let reg = registry(Vec::new()).unwrap();
-    let mutant = Variant::find(&reg, "mutant-skip-off-by-one").unwrap();
+    let mutant = variant("mutant-skip-off-by-one");
     let hit = first_kill(
-        &mutant,
+        mutant,
         Property::NoLostFlush,
-        "shuttle-pct",
+        BackendName::ShuttlePct,
         1,
-        &reg,
+        reg(),
         BUDGET,
     )
     .unwrap();
     assert!(hit.as_ref().is_some_and(|(_, n, _)| *n < 4_000), "{hit:?}");
-    let v6_0 = Variant::find(&reg, "v6.0").unwrap();
-    let hit = first_kill(&v6_0, Property::NoLostFlush, "shuttle-dfs", 1, &reg, BUDGET).unwrap();
+    let v6_0 = variant("v6.0");
+    let hit = first_kill(
+        v6_0,
+        Property::NoLostFlush,
+        BackendName::ShuttleDfs,
+        1,
+        reg(),
+        BUDGET,
+    )
+    .unwrap();
     assert_eq!(hit, None);
 }
 

@@ -3,14 +3,7 @@
 //! `flushcheck replay` reproduces the same violation from the printed
 //! token, on each backend.
 
-mod common;
-
-fn token(out: &str) -> String {
-    out.lines()
-        .find_map(|l| l.strip_prefix("replay: flushcheck replay "))
-        .unwrap_or_else(|| panic!("no replay line in:\n{out}"))
-        .to_string()
-}
+use crate::common::{self, token};
 
 /// The trace, without the lines that say how it was found.
 fn diagram(out: &str) -> String {
@@ -94,7 +87,9 @@ fn off_by_one_round_trip_on_shuttle_with_short_steps() {
 
 #[test]
 fn a_later_epoch_bug_is_explained_on_the_suite() {
-    // No configuration given: explain tries the suite's entries.
+    // No configuration given: explain tries the suite's entries (all 22
+    // flush entries, at 2,000 schedules per search instead of the default
+    // 20,000 to keep the test near 10 s: still found on epochs).
     explain_and_replay(
         &[
             "--variant",
@@ -103,6 +98,8 @@ fn a_later_epoch_bug_is_explained_on_the_suite() {
             "no_lost_flush",
             "--backend",
             "shuttle-random",
+            "--shuttle-iterations",
+            "2000",
         ],
         &["scratch[0] = 1", "atomic_set(thr, 0)", "-> no flush"],
     );
@@ -172,6 +169,9 @@ fn the_same_schedule_finding_has_a_replayable_witness() {
             "no_lost_flush_same_schedule",
             "--backend",
             "shuttle-pct",
+            // Every suite entry, 2,000 schedules per search (see above).
+            "--shuttle-iterations",
+            "2000",
         ],
         &["-> skip the add", "atomic_set(thr, 0)", "-> no flush"],
     );

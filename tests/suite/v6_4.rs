@@ -3,38 +3,28 @@
 //! section in docs/findings.md: C9 as `ratelimited_skip_justified`, and B7
 //! quantified (how stale a reader whose flush was skipped can be).
 //!
-//! The loom side of the `read || xchg` idiom is in tests/litmus.rs.
+//! The loom side of the `read || xchg` idiom is in tests/suite/litmus.rs.
 
 use std::time::Duration;
 
-use memcg_flush_model::check::{Sizes, Suite, Verdict};
-use memcg_flush_model::cli::registry;
-use memcg_flush_model::explore::Backend;
+use memcg_flush_model::check::Verdict;
+use memcg_flush_model::explore::BackendName;
 use memcg_flush_model::measure::bounds::{measure_exhaustive, measure_sampled, timed_configs};
 use memcg_flush_model::observe::coverage::Event;
 use memcg_flush_model::observe::plan::FLUSH_TIME;
-use memcg_flush_model::protocol::Variant;
+use memcg_flush_model::protocol::Kind;
 use memcg_flush_model::{Config, Property};
 
-mod common;
-
-use common::{on_config, on_entry, token, verdict};
-
-fn entry(name: &str) -> (Config, Vec<Backend>) {
-    let suite = Suite::standard(&Sizes::default());
-    let e = suite.entry(name).expect("known entry");
-    (e.cfg.clone(), e.backends.clone())
-}
+use crate::common::{self, entry, on_config, on_entry, random, reg, token, variant, verdict};
 
 #[test]
 fn v6_4_is_in_the_catalogue_with_its_twin() {
-    let reg = registry(Vec::new()).expect("catalogue");
-    let v = Variant::find(&reg, "v6.4").expect("v6.4");
+    let v = variant("v6.4");
     assert_eq!(v.twin.as_deref(), Some("v6.4-no-skip"));
-    let t = Variant::find(&reg, "v6.4-no-skip").expect("twin");
-    assert_eq!(t.kind, memcg_flush_model::protocol::Kind::Twin);
+    let t = variant("v6.4-no-skip");
+    assert_eq!(t.kind, Kind::Twin);
     // At least two mutants of v6.4, each with a designated killer.
-    let mutants: Vec<_> = reg
+    let mutants: Vec<_> = reg()
         .iter()
         .filter(|m| m.name.starts_with("mutant-v6.4-"))
         .collect();
@@ -44,7 +34,6 @@ fn v6_4_is_in_the_catalogue_with_its_twin() {
 
 #[test]
 fn v6_4_mutants_are_killed_by_their_designated_properties() {
-    let reg = registry(Vec::new()).expect("catalogue");
     let cases = [
         (
             "mutant-v6.4-no-xchg",
@@ -80,12 +69,10 @@ fn v6_4_mutants_are_killed_by_their_designated_properties() {
     for (m, p, name, backend) in cases {
         // The catalogue designates this killer on this backend, so the
         // default run checks the same kill.
-        let v = Variant::find(&reg, m).expect("known mutant");
+        let b = BackendName::parse(backend).expect("a backend");
         assert!(
-            v.killed_by
-                .iter()
-                .any(|(q, bs)| *q == p && bs.iter().any(|b| b == backend)),
-            "{m}: the catalogue does not designate {p} on {backend}"
+            variant(m).killer(p, b, Some(name)),
+            "{m}: the catalogue does not designate {p} on {backend} ({name})"
         );
         let r = on_entry(m, name, backend);
         let (verdict, note) = verdict(&r, p);
@@ -137,15 +124,11 @@ fn v6_4_periodic_work_is_skipped_while_a_flush_is_ongoing() {
 /// stamped the time yet) happens.
 #[test]
 fn c9_holds_on_v6_4_and_its_race_happens() {
-    let (base, backends) = entry("timed-ratelimited");
-    let mixed = Config {
-        readers: 2,
-        ratelimited: 1,
-        late: 1,
-        ..base.clone()
-    };
+    let e = entry("timed-ratelimited");
+    let base = e.cfg.clone();
+    let mixed = base.clone().readers(2).ratelimited(1).late(1);
     for cfg in [base, mixed] {
-        for b in &backends {
+        for b in &e.backends {
             let r = on_config("v6.4", &cfg, b.clone());
             let (v, note) = verdict(&r, Property::RatelimitedSkipJustified);
             assert_eq!(v, Verdict::Holds, "{cfg} {}: {note}", b.name());
@@ -203,23 +186,14 @@ fn c9_fails_when_a_reader_stamps_the_time_and_the_witness_replays() {
         again.stdout
     );
     // v6.4 itself holds on the same configuration.
-    let cfg = Config {
-        cpus: 1,
-        updates: 1,
-        vals: vec![1],
-        readers: 2,
-        ticks: 2,
-        ratelimited: 2,
-        ..Config::timed()
-    };
-    let r = on_config(
-        "v6.4",
-        &cfg,
-        Backend::ShuttleRandom {
-            iterations: 4000,
-            seed: 1,
-        },
-    );
+    let cfg = Config::timed()
+        .cpus(1)
+        .updates(1)
+        .vals(&[1])
+        .readers(2)
+        .ticks(2)
+        .ratelimited(2);
+    let r = on_config("v6.4", &cfg, random(4000));
     assert_eq!(
         verdict(&r, Property::RatelimitedSkipJustified).0,
         Verdict::Holds
@@ -233,44 +207,30 @@ fn c9_fails_when_a_reader_stamps_the_time_and_the_witness_replays() {
 /// the no-skip twin reaches the same figure.
 #[test]
 fn b7_a_skipped_flush_can_miss_every_update() {
-    let reg = registry(Vec::new()).expect("catalogue");
-    let base = Config {
-        cpus: 1,
-        batch: 1,
-        readers: 1,
-        reads: 1,
-        periodic: true,
-        ..Config::bounds()
-    };
+    let base = Config::bounds()
+        .cpus(1)
+        .batch(1)
+        .readers(1)
+        .reads(1)
+        .periodic(true);
     let configs = [
-        Config {
-            updates: 2,
-            vals: vec![1],
-            ..base.clone()
-        },
-        Config {
-            updates: 3,
-            vals: vec![1],
-            ..base.clone()
-        },
-        Config {
-            updates: 2,
-            vals: vec![3],
-            ..base.clone()
-        },
-        Config {
-            updates: 4,
-            vals: vec![1],
-            ..base
-        },
+        base.clone().updates(2).vals(&[1]),
+        base.clone().updates(3).vals(&[1]),
+        base.clone().updates(2).vals(&[3]),
+        base.updates(4).vals(&[1]),
     ];
     for cfg in &configs {
         let total: i64 = (0..cfg.cpus * cfg.updates)
             .map(|i| cfg.vals[i % cfg.vals.len()])
             .sum();
         for name in ["v6.4", "v6.4-no-skip"] {
-            let v = Variant::find(&reg, name).expect("known");
-            let b = measure_exhaustive(cfg, &v, &reg, 1_000_000, Duration::from_secs(120));
+            let b = measure_exhaustive(
+                cfg,
+                variant(name),
+                reg(),
+                1_000_000,
+                Duration::from_secs(120),
+            );
             assert!(b.exhaustive, "{name} {cfg}: cut short");
             assert_eq!(b.stale_after_skip, total, "{name} {cfg}");
             assert!(!b.skip_witness.is_empty());
@@ -284,10 +244,8 @@ fn b7_a_skipped_flush_can_miss_every_update() {
 /// tick more per tick of lateness.
 #[test]
 fn b7_in_time_a_skipped_flush_misses_updates_flush_time_plus_lateness_old() {
-    let reg = registry(Vec::new()).expect("catalogue");
-    let v = Variant::find(&reg, "v6.4").expect("v6.4");
     for cfg in timed_configs() {
-        let b = measure_sampled(&cfg, &v, &reg, 4000);
+        let b = measure_sampled(&cfg, variant("v6.4"), reg(), 4000);
         // No older than any other read.
         assert_eq!(b.skip_age, FLUSH_TIME + cfg.late as i64, "{cfg}");
         assert_eq!(b.stale_ticks, b.skip_age, "{cfg}");

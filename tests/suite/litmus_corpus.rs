@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use memcg_flush_model::cli::litmus::{corpus, corpus::write};
 use memcg_flush_model::explore::quiet_panics;
-use memcg_flush_model::report::litmus_corpus::{corpus, write};
-use memcg_flush_model::report::litmus_herd::{check_syntax, expected, observations};
-use memcg_flush_model::report::litmus_prog::Observation::{self, Never, Sometimes};
+use memcg_flush_model::report::litmus::herd::{check_syntax, expected, observations};
+use memcg_flush_model::report::litmus::prog::Observation::{self, Never, Sometimes};
 
 fn docs_litmus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/litmus")

@@ -9,23 +9,20 @@
 //! with sleep sets, and state caching without sleep sets. The larger
 //! comparisons (two CPUs with two or three updates each, the two-flusher
 //! entry, the issue's configuration) run under `--cfg loom`
-//! (tests/loom_suite.rs explains the invocation) and in `flushcheck
+//! (tests/suite/loom_suite.rs explains the invocation) and in `flushcheck
 //! exhaustive --compare`.
 
 use std::time::Duration;
 
-use memcg_flush_model::cli::registry;
 use memcg_flush_model::explore::Backend;
 use memcg_flush_model::measure::exhaustive::{summarize, Summary};
-use memcg_flush_model::protocol::{Family, Kind, Variant};
+use memcg_flush_model::protocol::{Family, Kind};
 use memcg_flush_model::Config;
 
+use crate::common::{cfg, reg, tree_family, variant};
+
 fn dfs(sleep_sets: bool, stateful: bool) -> Backend {
-    Backend::ShuttleDfs {
-        max_schedules: 2_000_000,
-        sleep_sets,
-        stateful,
-    }
+    crate::common::dfs(2_000_000, sleep_sets, stateful)
 }
 
 fn search(cfg: &Config, variant: &str, b: &Backend) -> Summary {
@@ -42,13 +39,7 @@ fn try_search(
     b: &Backend,
     budget: Duration,
 ) -> Result<Summary, String> {
-    let reg = registry(Vec::new()).expect("catalogue");
-    let v = reg
-        .iter()
-        .find(|v| v.name == variant)
-        .expect("known")
-        .clone();
-    let s = summarize(cfg, &v, &reg, b, budget, None)?;
+    let s = summarize(cfg, self::variant(variant), reg(), b, budget, None)?;
     if s.finished {
         Ok(s)
     } else {
@@ -66,15 +57,15 @@ fn compare(cfg: &Config, unreduced: bool) -> (u64, u64) {
 /// walks every level, so its flat searches are much larger: it is compared
 /// on a tree of its own, [`stateful_equals_stateless_on_a_memcg_tree`]).
 fn compare_family(cfg: &Config, unreduced: bool, family: Family) -> (u64, u64) {
-    let reg = registry(Vec::new()).expect("catalogue");
     let (mut mine, mut theirs) = (0, 0);
     // The tree family (issue 11) spins on the per-CPU rstat lock: its
     // stateless references exceed 2,000,000 schedules here;
     // `tree_family_agrees_with_the_stateless_references` compares it where
     // they finish.
-    for v in reg.iter().filter(|v| {
-        v.kind != Kind::Bound && v.family == family && !Variant::is_tree_family(&v.name)
-    }) {
+    for v in reg()
+        .iter()
+        .filter(|v| v.kind != Kind::Bound && v.family == family && !tree_family(v))
+    {
         let stateful = search(cfg, &v.name, &dfs(true, true));
         let mut refs = vec![
             ("sleep sets", search(cfg, &v.name, &dfs(true, false))),
@@ -100,32 +91,14 @@ fn compare_family(cfg: &Config, unreduced: bool, family: Family) -> (u64, u64) {
 }
 
 fn base() -> Config {
-    Config {
-        cpus: 1,
-        batch: 1,
-        updates: 2,
-        vals: vec![2],
-        readers: 1,
-        reads: 1,
-        periodic: false,
-        ticks: 0,
-        late: 0,
-        ..Config::default()
-    }
+    cfg::one_cpu_reader()
 }
 
 /// One CPU and a reader, and one CPU and the periodic work: every
 /// reference finishes, the unreduced one included.
 #[test]
 fn stateful_equals_every_reference_on_one_cpu() {
-    for cfg in [
-        base(),
-        Config {
-            readers: 0,
-            periodic: true,
-            ..base()
-        },
-    ] {
+    for cfg in [base(), cfg::one_cpu_periodic()] {
         let (mine, theirs) = compare(&cfg, true);
         assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
     }
@@ -136,17 +109,10 @@ fn stateful_equals_every_reference_on_one_cpu() {
 /// suite's `memcg-tree-sb` (settle flushes and the later update included).
 #[test]
 fn tree_family_agrees_with_the_stateless_references() {
-    use memcg_flush_model::check::{Sizes, Suite};
-    let suite = Suite::standard(&Sizes::default());
-    let sb = suite
-        .entry("memcg-tree-sb")
-        .expect("the tree entry")
-        .cfg
-        .clone();
-    let reg = registry(Vec::new()).expect("catalogue");
-    let tree: Vec<&str> = reg
+    let sb = crate::common::entry("memcg-tree-sb").cfg.clone();
+    let tree: Vec<&str> = reg()
         .iter()
-        .filter(|v| Variant::is_tree_family(&v.name))
+        .filter(|v| tree_family(v))
         .map(|v| v.name.as_str())
         .collect();
     assert!(tree.len() >= 5, "{tree:?}");
@@ -171,24 +137,9 @@ fn tree_family_agrees_with_the_stateless_references() {
 #[test]
 fn stateful_equals_stateless_on_small_configurations() {
     for cfg in [
-        Config {
-            cpus: 2,
-            updates: 1,
-            vals: vec![2, 3],
-            ..base()
-        },
-        Config {
-            updates: 3,
-            reads: 2,
-            ..base()
-        },
-        Config {
-            cpus: 2,
-            batch: 2,
-            updates: 1,
-            vals: vec![3],
-            ..base()
-        },
+        base().cpus(2).updates(1).vals(&[2, 3]),
+        base().updates(3).reads(2),
+        base().cpus(2).batch(2).updates(1).vals(&[3]),
     ] {
         let (mine, theirs) = compare(&cfg, false);
         assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
@@ -201,14 +152,12 @@ fn stateful_equals_stateless_on_small_configurations() {
 /// reference exceeds 2,000,000 schedules.)
 #[test]
 fn stateful_equals_stateless_on_a_memcg_tree() {
-    let cfg = Config {
-        batch: 2,
-        updates: 2,
-        tree: vec![0],
-        charge: vec![1],
-        read: vec![0],
-        ..base()
-    };
+    let cfg = base()
+        .batch(2)
+        .updates(2)
+        .tree(&[0])
+        .charge(&[1])
+        .read(&[0]);
     let (mine, theirs) = compare_family(&cfg, false, Family::PerMemcg);
     assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
 }
@@ -218,9 +167,11 @@ fn stateful_equals_stateless_on_a_memcg_tree() {
 /// search must always finish.
 #[cfg(loom)]
 fn compare_where_finished(cfg: &Config) -> (u64, u64) {
-    let reg = registry(Vec::new()).expect("catalogue");
     let (mut mine, mut theirs, mut compared) = (0, 0, 0);
-    for v in reg.iter().filter(|v| v.kind != Kind::Bound) {
+    for v in reg()
+        .iter()
+        .filter(|v| v.kind != Kind::Bound && v.family != Family::Lifetime)
+    {
         let stateful = search(cfg, &v.name, &dfs(true, true));
         mine += stateful.schedules;
         let Ok(r) = try_search(cfg, &v.name, &dfs(true, false), Duration::from_secs(60)) else {
@@ -242,11 +193,12 @@ fn compare_where_finished(cfg: &Config) -> (u64, u64) {
 #[cfg(loom)]
 #[test]
 fn stateful_equals_stateless_on_the_suite_dfs_entries() {
-    use memcg_flush_model::check::{Sizes, Suite};
-    let suite = Suite::standard(&Sizes::default());
-    let mut cfgs: Vec<Config> = suite
+    // The flush protocol's DFS entries: the lifetime entries run only the
+    // lifetime forms, which this comparison does not take.
+    let mut cfgs: Vec<Config> = crate::common::suite()
         .entries
         .iter()
+        .filter(|e| !e.applies_to(Family::Lifetime))
         .filter(|e| {
             e.backends
                 .iter()
@@ -254,13 +206,7 @@ fn stateful_equals_stateless_on_the_suite_dfs_entries() {
         })
         .map(|e| e.cfg.clone())
         .collect();
-    cfgs.push(Config {
-        cpus: 2,
-        batch: 2,
-        updates: 3,
-        vals: vec![3],
-        ..base()
-    });
+    cfgs.push(base().cpus(2).batch(2).updates(3).vals(&[3]));
     for cfg in cfgs {
         let (mine, theirs) = compare_where_finished(&cfg);
         eprintln!("{cfg}: stateful {mine} schedules, sleep sets {theirs}");

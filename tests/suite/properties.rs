@@ -4,38 +4,38 @@
 
 use memcg_flush_model::config::Config;
 use memcg_flush_model::observe::properties::attribute;
-use memcg_flush_model::observe::{GlobalGate, Monitor, MonitorPlan, Property, Shared};
-use memcg_flush_model::vocab::{Access, Actor, Idiom, LockName, Obs, Op, Sink, Tp, Var};
+use memcg_flush_model::observe::{Gate, Monitor, MonitorPlan, Property, Shared, TwinPlan};
+use memcg_flush_model::vocab::{Access, Actor, Family, Idiom, LockName, Obs, Op, Sink, Tp, Var};
 use std::sync::Arc;
+
+use crate::common::cfg::pair_3_2 as cfg;
 
 const CPU1: Actor = Actor::Cpu(1);
 const READER: Actor = Actor::Reader(0);
 
-fn cfg() -> Config {
-    Config {
-        cpus: 2,
-        batch: 1,
-        updates: 1,
-        vals: vec![3, 2],
-        readers: 1,
-        reads: 1,
-        periodic: true,
-        ticks: 0,
-        late: 0,
-        tree: Vec::new(),
-        charge: Vec::new(),
-        read: Vec::new(),
-        ratelimited: 0,
-        settle: 0,
-        settle_update: false,
+/// A plan checking every property of the flush monitor on `cfg`, in
+/// execution order if `sc`.
+fn plan(cfg: &Config, sc: bool) -> MonitorPlan {
+    MonitorPlan::new(
+        Arc::new(cfg.clone()),
+        sc,
+        Property::of_family(Family::Global).collect(),
+    )
+}
+
+/// v5.19's gate as the twin.
+fn v5_19_twin(cfg: &Config) -> TwinPlan {
+    TwinPlan {
+        gate: Gate::Global,
+        trigger: cfg.cpus as i64,
+        name: "v5.19".into(),
     }
 }
 
 /// A monitor for one execution on `cfg`, comparing with v5.19's gate.
 fn monitor(cfg: &Config) -> (Arc<Monitor>, Arc<Shared>) {
-    let mut plan = MonitorPlan::new(cfg, true);
-    plan.twin = Some(GlobalGate::factory);
-    plan.twin_name = "v5.19".into();
+    let mut plan = plan(cfg, true);
+    plan.twin = Some(v5_19_twin(cfg));
     plan.baseline_since_reset = Some(4);
     let shared = Shared::new(plan);
     (Monitor::new(shared.clone()), shared)
@@ -165,10 +165,7 @@ fn the_twin_resets_only_after_a_flush_that_walked() {
 
 #[test]
 fn the_same_schedule_twin_lands_a_skipped_add_at_the_next_step() {
-    let cfg = Config {
-        updates: 2,
-        ..cfg()
-    };
+    let cfg = cfg().updates(2);
     let (m, shared) = monitor(&cfg);
     update(&m, 0, 3, 0, true);
     update(&m, 1, 3, 3, false);
@@ -272,7 +269,7 @@ fn staleness_properties_judge_no_flush_decisions() {
 
 #[test]
 fn flush_time_bound_measures_age_in_ticks() {
-    let cfg = Config { ticks: 4, ..cfg() };
+    let cfg = cfg().ticks(4);
     let (m, shared) = monitor(&cfg);
     update(&m, 0, 3, 0, true);
     for t in 1..=3 {
@@ -293,8 +290,8 @@ fn flush_time_bound_measures_age_in_ticks() {
 #[test]
 #[should_panic(expected = "flush_exclusion: 2 flushers")]
 fn an_armed_property_panics_at_its_first_violation() {
-    let mut plan = MonitorPlan::new(&cfg(), true);
-    plan.armed = Some(Property::FlushExclusion);
+    let mut plan = plan(&cfg(), true);
+    plan.armed = vec![Property::FlushExclusion];
     let m = Monitor::new(Shared::new(plan));
     m.observe(Actor::Periodic, Obs::Trace(Tp::FlushBegin { root: 0 }));
     m.observe(READER, Obs::Trace(Tp::FlushBegin { root: 0 }));
@@ -302,8 +299,8 @@ fn an_armed_property_panics_at_its_first_violation() {
 
 #[test]
 fn ghost_forms_are_not_checked_without_sequential_consistency() {
-    let mut plan = MonitorPlan::new(&cfg(), false);
-    plan.twin = Some(GlobalGate::factory);
+    let mut plan = plan(&cfg(), false);
+    plan.twin = Some(v5_19_twin(&cfg()));
     let shared = Shared::new(plan);
     let m = Monitor::new(shared.clone());
     update(&m, 0, 3, 0, true);
@@ -325,7 +322,7 @@ fn ghost_forms_are_not_checked_without_sequential_consistency() {
 
 #[test]
 fn panics_are_attributed_by_name_and_races_by_variable() {
-    for p in Property::ALL {
+    for p in Property::all() {
         assert_eq!(attribute(&format!("{}: x", p.name())), Some(p));
     }
     let race = "data race on P[0]: Causality violation: Concurrent write accesses to `UnsafeCell`.";
@@ -339,7 +336,7 @@ fn panics_are_attributed_by_name_and_races_by_variable() {
 
 #[test]
 fn property_names_round_trip_and_unknown_names_are_rejected() {
-    for p in Property::ALL {
+    for p in Property::all() {
         assert_eq!(Property::by_name(p.name()), Ok(p));
     }
     let err = Property::by_name("no_lost_flushes").unwrap_err();

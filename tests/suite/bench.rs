@@ -6,20 +6,19 @@
 use memcg_flush_model::measure::bench::{
     count_rmws, rmws_per_million, run, HotPath, FLUSH_EVERY, READ_EVERY,
 };
-use memcg_flush_model::Variant;
 
-mod common;
+use crate::common::{self, variant};
 
 #[test]
 fn v6_0_cuts_threshold_rmws_by_90_percent_on_the_deterministic_schedule() {
     for t in [1, 2, 4, 8, 16, 32] {
-        let old = rmws_per_million(&Variant::v5_19(), t, READ_EVERY, FLUSH_EVERY);
-        let new = rmws_per_million(&Variant::v6_0(), t, READ_EVERY, FLUSH_EVERY);
+        let old = rmws_per_million(variant("v5.19"), t, READ_EVERY, FLUSH_EVERY);
+        let new = rmws_per_million(variant("v6.0"), t, READ_EVERY, FLUSH_EVERY);
         // 2^20 updates of 2^20 / 32 batches: one add per MEMCG_CHARGE_BATCH
         // pages on average, huge pages included.
         assert_eq!(old, 31_250.0, "v5.19 at {t} threads");
         assert!(new <= old * 0.10, "v6.0 at {t} threads: {new} vs {old}");
-        let ceiling = rmws_per_million(&Variant::no_global(), t, READ_EVERY, FLUSH_EVERY);
+        let ceiling = rmws_per_million(variant("no-global-accounting"), t, READ_EVERY, FLUSH_EVERY);
         assert_eq!(ceiling, 0.0, "ceiling at {t} threads");
     }
 }
@@ -29,14 +28,14 @@ fn the_monitor_counts_every_update_and_only_updater_rmws() {
     // 4 CPUs, 64 one-page updates each: v5.19 adds once per 33 pages per
     // CPU (x > batch), so once per CPU; the reader's and the periodic
     // work's resets are writes too, but not updater RMWs.
-    let (rmws, updates) = count_rmws(&Variant::v5_19(), 4, 256, 8, 16);
+    let (rmws, updates) = count_rmws(variant("v5.19"), 4, 256, 8, 16);
     assert_eq!(updates, 256);
     assert_eq!(rmws, 4);
 }
 
 #[test]
 fn one_real_thread_run_reports_a_rate() {
-    let m = run(&Variant::v6_0(), &HotPath::new(2, 4096));
+    let m = run(variant("v6.0"), &HotPath::new(2, 4096));
     assert_eq!((m.variant.as_str(), m.threads), ("v6.0", 2));
     assert!(m.seconds > 0.0 && m.updates_per_sec > 0.0, "{m:?}");
 }

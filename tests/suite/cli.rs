@@ -1,7 +1,7 @@
 //! Bad input gets one clear line naming the bad value and what is allowed,
 //! and exit code 2.
 
-mod common;
+use crate::common;
 
 fn error_of(args: &[&str]) -> String {
     let out = common::flushcheck(args);
@@ -97,7 +97,7 @@ fn abstract_time_flags_are_checked() {
 
 #[test]
 fn a_variant_named_like_one_in_the_catalogue_is_refused() {
-    let code = memcg_flush_model::cli::registry(vec![memcg_flush_model::Variant::v6_0()]);
+    let code = memcg_flush_model::cli::registry(vec![common::variant("v6.0").clone()]);
     let e = code.unwrap_err();
     assert!(
         e.contains("variant \"v6.0\" is already in the catalogue"),

@@ -8,11 +8,12 @@
 use std::path::PathBuf;
 
 use memcg_flush_model::cli::plot::{figures, TABLE_CPUS};
-use memcg_flush_model::cli::registry;
 use memcg_flush_model::measure::figures::{
     kernel_versions, render_svg, staleness_vs_cpus, FIGURE_BATCH, RMW_UPDATES_PER_CPU,
 };
 use memcg_flush_model::protocol::per_memcg::proposal_2026::{ilog2, int_sqrt};
+
+use crate::common::reg;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -22,15 +23,16 @@ fn root() -> PathBuf {
 /// are the ones docs/findings.md shows.
 #[test]
 fn committed_figures_and_tables_are_regenerated_exactly() {
-    let reg = registry(Vec::new()).expect("catalogue");
+    let _figures = crate::common::figures_lock();
+    let reg = reg();
     let dir = std::env::temp_dir().join(format!("flushcheck-figures-{}", std::process::id()));
     let args = memcg_flush_model::cli::plot::PlotArgs {
         out: dir.clone(),
         rmw_updates: RMW_UPDATES_PER_CPU,
     };
-    memcg_flush_model::cli::plot::plot(&args, &reg).expect("plot");
+    memcg_flush_model::cli::plot::plot(&args, reg).expect("plot");
     let findings = std::fs::read_to_string(root().join("docs/findings.md")).expect("findings");
-    for (fig, table) in figures(&reg, RMW_UPDATES_PER_CPU) {
+    for (fig, table) in figures(reg, RMW_UPDATES_PER_CPU) {
         let fresh = std::fs::read_to_string(dir.join(&fig.file)).expect("written");
         assert_eq!(fresh, render_svg(&fig).expect("svg"), "{}", fig.file);
         let committed = std::fs::read_to_string(root().join("docs/figures").join(&fig.file))
@@ -51,7 +53,7 @@ fn committed_figures_and_tables_are_regenerated_exactly() {
             fig.file
         );
         // Every kernel version has a line or is listed as not derived.
-        for v in kernel_versions(&reg) {
+        for v in kernel_versions(reg) {
             assert!(
                 fig.series.iter().any(|s| s.variants.contains(&v.name))
                     || fig.missing.contains(&v.name),
@@ -69,8 +71,8 @@ fn committed_figures_and_tables_are_regenerated_exactly() {
 /// their own trigger T; and the 2026 proposal exceeds C18 by exactly N.
 #[test]
 fn staleness_curves_are_the_closed_forms() {
-    let reg = registry(Vec::new()).expect("catalogue");
-    let fig = staleness_vs_cpus(&reg);
+    let reg = reg();
+    let fig = staleness_vs_cpus(reg);
     let b = FIGURE_BATCH;
     let line = |name: &str| {
         fig.series

@@ -9,10 +9,10 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use memcg_flush_model::cli::litmus::corpus::measure_all;
 use memcg_flush_model::explore::{quiet_panics, Backend};
-use memcg_flush_model::report::litmus_corpus::measure_all;
-use memcg_flush_model::report::litmus_prog::{measure, measure_spawned, Observation};
-use memcg_flush_model::report::litmus_shapes::all;
+use memcg_flush_model::report::litmus::shapes::all;
+use memcg_flush_model::report::litmus::{measure, measure_spawned, Observation};
 
 use Observation::{Never, Sometimes};
 
