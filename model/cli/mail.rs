@@ -197,7 +197,13 @@ pub fn mail(
             };
             para(&mut out, "  ", &format!("found by {}", r.how));
             out.push('\n');
-            out.push_str(&c.diagram(WIDTH));
+            // A column may run a few characters over its share of the
+            // width rather than cut a step: ask for less until it fits.
+            let fits = (48..=WIDTH)
+                .rev()
+                .map(|w| c.diagram(w))
+                .find(|d| long_lines(d).is_empty());
+            out.push_str(&fits.unwrap_or_else(|| c.diagram(WIDTH)));
             if f.weak_memory {
                 let _ = writeln!(out, "\nLKMM litmus test of the witness (herd7)\n");
                 match c.litmus_named(f.id) {

@@ -241,3 +241,9 @@ fn every_fix_holds_the_default_suite() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn report_c10_bound_is_mail_ready() {
+    // Its witness has four threads: the trace is narrowed to fit.
+    mail_ready("c10-bound", false);
+}
