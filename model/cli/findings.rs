@@ -89,8 +89,8 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
         }
     }
     println!(
-        "{} findings{}; `flushcheck findings --replay ID` prints a witness's trace, \
-         `flushcheck report --finding ID` a report",
+        "{} findings{}\n`flushcheck findings --replay ID`: a witness's trace\n\
+         `flushcheck report --finding ID`: a finding's report",
         list.len(),
         if a.check {
             ", fix candidates checked on each finding's witness and larger configuration"
@@ -154,11 +154,14 @@ pub fn candidate_met(expected: Expected, checks: &[Check]) -> bool {
 /// search `w` of its witness that just ran.
 pub fn listing(f: &Finding, w: &Check) -> String {
     let mut out = format!(
-        "{:<20} {:<19} {} to {}\n  shown by {} on {} ({}){}",
+        "{:<20} {:<19} {} to {}",
         f.id,
         f.class.name(),
         f.first,
-        f.last,
+        f.last
+    );
+    let shown = format!(
+        "shown by {} on {} ({}){}",
         f.witness.shown.what(),
         f.witness.shown.backend().name(),
         f.witness.variant,
@@ -168,6 +171,9 @@ pub fn listing(f: &Finding, w: &Check) -> String {
             ""
         },
     );
+    for line in crate::observe::record::wrap(&shown, 76) {
+        out.push_str(&format!("\n  {line}"));
+    }
     let mut status = format!(
         "status: {} ({}, {} executions)",
         match w.verdict() {
