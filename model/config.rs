@@ -39,8 +39,17 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tree: Vec<u8>,
     /// The memcg each CPU charges, cycled over CPUs. Empty: the root.
+    /// [`Config::charges`], when given, replaces it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub charge: Vec<u8>,
+    /// A charge list per CPU, cycled over CPUs: CPU `c`'s update `k`
+    /// charges `charges[c % len][k % charges[c % len].len()]`, so one CPU
+    /// can charge several memcgs in turn (`--charge 1:2,3`: CPU 0 charges
+    /// memcgs 1 and 2 in turn, CPU 1 memcg 3). Empty: [`Config::charge`]
+    /// decides, one memcg per CPU (older configurations and tokens mean
+    /// what they meant).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charges: Vec<Vec<u8>>,
     /// The memcg each reader reads, cycled over readers. Empty: the root.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read: Vec<u8>,
@@ -106,6 +115,7 @@ impl Default for Config {
             late: 0,
             tree: Vec::new(),
             charge: Vec::new(),
+            charges: Vec::new(),
             read: Vec::new(),
             ratelimited: 0,
             settle: 0,
@@ -171,6 +181,11 @@ impl Config {
     /// Set [`Config::charge`].
     pub fn charge(mut self, memcgs: &[u8]) -> Self {
         self.charge = memcgs.to_vec();
+        self
+    }
+    /// Set [`Config::charges`]: one charge list per CPU, cycled.
+    pub fn charges(mut self, lists: &[&[u8]]) -> Self {
+        self.charges = lists.iter().map(|l| l.to_vec()).collect();
         self
     }
     /// Set [`Config::read`].
@@ -276,8 +291,31 @@ impl Config {
         std::iter::successors(Some(m), |&x| self.parent(x)).collect()
     }
 
-    /// The memcg CPU `cpu` charges.
+    /// The memcg CPU `cpu` charges first (its only one unless
+    /// [`Config::charges`] gives it a list).
     pub fn charge_of(&self, cpu: usize) -> u8 {
+        self.charge_at(cpu, 0)
+    }
+
+    /// The memcgs CPU `cpu` charges, in turn.
+    pub fn charge_list(&self, cpu: usize) -> Vec<u8> {
+        if !self.charges.is_empty() {
+            self.charges[cpu % self.charges.len()].clone()
+        } else if self.charge.is_empty() {
+            vec![0]
+        } else {
+            vec![self.charge[cpu % self.charge.len()]]
+        }
+    }
+
+    /// The memcg CPU `cpu`'s update `k` charges.
+    pub fn charge_at(&self, cpu: usize, k: usize) -> u8 {
+        if !self.charges.is_empty() {
+            let l = &self.charges[cpu % self.charges.len()];
+            if !l.is_empty() {
+                return l[k % l.len()];
+            }
+        }
         if self.charge.is_empty() {
             0
         } else {
@@ -298,8 +336,8 @@ impl Config {
     /// aggregate must reach.
     pub fn total_of(&self, m: u8) -> i64 {
         (0..self.cpus)
-            .filter(|c| self.in_subtree(self.charge_of(*c), m))
             .flat_map(|c| (0..self.updates).map(move |k| (c, k)))
+            .filter(|(c, k)| self.in_subtree(self.charge_at(*c, *k), m))
             .map(|(c, k)| self.val(c, k))
             .sum()
     }
@@ -392,7 +430,17 @@ impl Config {
                 self.ticks
             ));
         }
-        for (flag, list) in [("--charge", &self.charge), ("--read", &self.read)] {
+        if let Some(l) = self.charges.iter().find(|l| l.is_empty()) {
+            return Err(format!(
+                "--charge {l:?}: a CPU's charge list needs at least one memcg"
+            ));
+        }
+        let listed: Vec<u8> = self.charges.iter().flatten().copied().collect();
+        for (flag, list) in [
+            ("--charge", &self.charge),
+            ("--charge", &listed),
+            ("--read", &self.read),
+        ] {
             if let Some(m) = list.iter().find(|m| **m as usize >= n) {
                 return Err(format!(
                     "{flag} {m}: no such memcg; the tree has memcgs 0..={}",
@@ -448,7 +496,19 @@ impl fmt::Display for Config {
         if !self.tree.is_empty() {
             write!(f, " tree={}", list(&self.tree))?;
         }
-        if !self.charge.is_empty() {
+        if !self.charges.is_empty() {
+            let per_cpu: Vec<String> = self
+                .charges
+                .iter()
+                .map(|l| {
+                    l.iter()
+                        .map(|m| m.to_string())
+                        .collect::<Vec<_>>()
+                        .join(":")
+                })
+                .collect();
+            write!(f, " charge={}", per_cpu.join(","))?;
+        } else if !self.charge.is_empty() {
             write!(f, " charge={}", list(&self.charge))?;
         }
         if !self.read.is_empty() {

@@ -185,7 +185,7 @@ fn quiescent_reads(cfg: &Config) -> Vec<u8> {
 /// CPU `cpu`'s updates: `__mod_memcg_state()` with each of its values.
 fn updates<P: Platform>(p: &dyn Protocol<P>, cfg: &Config, cpu: usize) {
     for k in 0..cfg.updates {
-        let (memcg, val) = (cfg.charge_of(cpu), cfg.val(cpu, k));
+        let (memcg, val) = (cfg.charge_at(cpu, k), cfg.val(cpu, k));
         p.mod_memcg_state(memcg, val);
         P::emit(|| Obs::UpdateDone { memcg, val });
         // The update returned: nothing it computed is live, only the loop

@@ -442,6 +442,12 @@ impl Suite {
                     },
                     vec![loom(None), s.dfs()],
                 ),
+                memcg_entry(
+                    crate::protocol::per_memcg::FOLD_SKEW,
+                    "C12 without a race: MEMCG_CHARGE_BATCH 64, one CPU charging a child +30, its sibling +34, the child +40 and +30; the parent's counter folds where the child's does not (one interleaving)",
+                    crate::protocol::per_memcg::fold_skew(),
+                    vec![s.dfs()],
+                ),
                 life_entry(
                     "life-child",
                     "the child dies while a CPU charges it through the objcg and the periodic work flushes",

@@ -10,9 +10,11 @@ pub mod bounds;
 pub mod compare;
 pub mod exhaustive;
 pub mod explain;
+pub mod findings;
 pub mod fuzz;
 pub mod lifetime;
 pub mod litmus;
+pub mod mail;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
@@ -46,8 +48,13 @@ enum Command {
     Explain(Box<explain::ExplainArgs>),
     /// Re-run the execution a replay token describes and print its trace.
     Replay(explain::ReplayArgs),
-    /// Run the matrix, explain every violation, and write a markdown report.
+    /// Run the matrix, explain every violation, and write a markdown report;
+    /// or, with --finding ID (--all), a plain-text report for linux-mm.
     Report(Box<report::ReportArgs>),
+    /// The findings (identifier, class, affected releases, what shows them,
+    /// status); --check replays every witness and checks the fix
+    /// candidates, --replay ID prints one witness's trace.
+    Findings(findings::FindingsArgs),
     /// Staleness and threshold maxima per variant beside the documented
     /// bound MEMCG_CHARGE_BATCH * nr_cpus, with witness traces.
     Bounds(bounds::BoundsArgs),
@@ -170,6 +177,7 @@ pub fn main_with_properties(
         Some(Command::Explain(a)) => explain::explain_cmd(a, &registry),
         Some(Command::Replay(a)) => explain::replay_cmd(a, &registry),
         Some(Command::Report(a)) => report::report(a, &registry),
+        Some(Command::Findings(a)) => findings::findings_cmd(a, &registry),
         Some(Command::Bounds(a)) => bounds::bounds(a, &registry),
         Some(Command::Bench(a)) => bench::bench(a, &registry),
         Some(Command::Exhaustive(a)) => exhaustive::exhaustive(a, &registry),

@@ -94,10 +94,21 @@ impl Target<'_> {
         backend: &Backend,
         target: Option<ReaderOutcome>,
     ) -> Result<Arc<VariantScenario>, String> {
+        self.scenario_failing(backend, target, None)
+    }
+
+    /// [`Target::scenario`], the target outcome failing with `why`.
+    pub(crate) fn scenario_failing(
+        &self,
+        backend: &Backend,
+        target: Option<ReaderOutcome>,
+        why: Option<String>,
+    ) -> Result<Arc<VariantScenario>, String> {
         let mut plan = self.plan(backend)?;
         plan.armed = vec![self.property];
         plan.trace = true;
         plan.target = target;
+        plan.target_why = why;
         let shared = Shared::new(plan);
         Ok(Arc::new(VariantScenario::new(
             self.variant,

@@ -3,11 +3,13 @@
 //! sums the runs up into cells ([`matrix`], [`cells`], with the loom form
 //! of `no_lost_flush` in [`differential`]); [`fuzz`] draws configurations
 //! and shrinks what fails; [`explain`] searches for the shortest
-//! counterexample of one property.
+//! counterexample of one property; [`findings`] replays a finding's witness
+//! and checks its fix candidates.
 
 pub mod cells;
 pub mod differential;
 pub mod explain;
+pub mod findings;
 pub mod fuzz;
 pub mod matrix;
 pub mod plan;

@@ -52,14 +52,16 @@ pub struct Plan {
 
 impl Plan {
     /// The default plan: the standard suite, every variant of `registry`
-    /// but benchmark bounds and twins (which are searched as the twins of
-    /// the variants that name them), every property and backend, focused.
+    /// but benchmark bounds, twins (which are searched as the twins of
+    /// the variants that name them) and fix candidates (which `--full`,
+    /// `--variant` and `flushcheck findings --check` run, to keep the
+    /// default run's time), every property and backend, focused.
     pub fn new(suite: Suite, registry: Vec<Variant>) -> Self {
         Plan {
             suite,
             variants: registry
                 .iter()
-                .filter(|v| !matches!(v.kind, Kind::Bound | Kind::Twin))
+                .filter(|v| !matches!(v.kind, Kind::Bound | Kind::Twin | Kind::Fix))
                 .cloned()
                 .collect(),
             registry,

@@ -51,6 +51,10 @@ pub struct HotPath {
     pub flush_period: Duration,
     /// Pause between the reader's `mem_cgroup_flush_stats()` calls.
     pub read_period: Duration,
+    /// The memcg tree ([`Config::tree`]; empty: the root alone).
+    pub tree: Vec<u8>,
+    /// The memcg every update charges; the reader reads the root.
+    pub memcg: u8,
 }
 
 impl HotPath {
@@ -61,16 +65,33 @@ impl HotPath {
             updates,
             flush_period: Duration::from_millis(2),
             read_period: Duration::from_micros(100),
+            tree: Vec::new(),
+            memcg: ROOT_MEM_CGROUP,
+        }
+    }
+
+    /// [`HotPath::new`] charging a grandchild of the root (memcg 2 under
+    /// memcg 1), so that the per-memcg walk climbs three levels.
+    pub fn deep(threads: usize, updates: usize) -> Self {
+        HotPath {
+            tree: vec![0, 1],
+            memcg: 2,
+            ..HotPath::new(threads, updates)
         }
     }
 
     /// The configuration the protocol is built with.
     pub fn config(&self) -> Config {
-        Config::default()
+        let cfg = Config::default()
             .cpus(self.threads)
             .batch(MEMCG_CHARGE_BATCH)
             .updates(self.updates)
-            .vals(&[1])
+            .vals(&[1]);
+        if self.tree.is_empty() {
+            cfg
+        } else {
+            cfg.tree(&self.tree).charge(&[self.memcg])
+        }
     }
 }
 
@@ -104,12 +125,12 @@ pub fn run(variant: &Variant, hp: &HotPath) -> Measured {
     let start_line = Arc::new(Barrier::new(hp.threads + 1));
     let updaters: Vec<_> = (0..hp.threads)
         .map(|cpu| {
-            let (p, b, n) = (proto.clone(), start_line.clone(), hp.updates);
+            let (p, b, n, memcg) = (proto.clone(), start_line.clone(), hp.updates, hp.memcg);
             Bare::spawn(ThreadCtx::new(Actor::Cpu(cpu), None), move || {
                 b.wait();
                 let t0 = Instant::now();
                 for k in 0..n {
-                    p.mod_memcg_state(ROOT_MEM_CGROUP, val(k));
+                    p.mod_memcg_state(memcg, val(k));
                 }
                 (t0, Instant::now())
             })
@@ -176,6 +197,17 @@ pub fn rmws_per_million(
     rmws as f64 * 1e6 / updates as f64
 }
 
+/// [`rmws_per_million`] on `hp`'s tree and charged memcg, per update.
+pub fn rmws_per_update(variant: &Variant, hp: &HotPath) -> f64 {
+    let total = 1 << 20;
+    let hp = HotPath {
+        updates: total / hp.threads,
+        ..hp.clone()
+    };
+    let (rmws, updates) = count_on(variant, &hp, MEMCG_CHARGE_BATCH, READ_EVERY, FLUSH_EVERY);
+    rmws as f64 / updates as f64
+}
+
 /// The threshold RMWs and the updates of the deterministic schedule with
 /// about `total` updates in all (a multiple of `threads`).
 pub fn count_rmws(
@@ -205,6 +237,19 @@ pub fn count_rmws_batch(
     flush_every: usize,
 ) -> (u64, u64) {
     let hp = HotPath::new(threads, total / threads);
+    count_on(variant, &hp, batch, read_every, flush_every)
+}
+
+/// The threshold RMWs and the updates of the deterministic schedule of
+/// `hp`.
+fn count_on(
+    variant: &Variant,
+    hp: &HotPath,
+    batch: i64,
+    read_every: usize,
+    flush_every: usize,
+) -> (u64, u64) {
+    let (hp, threads) = (hp.clone(), hp.threads);
     let model = variant.flush_model().clone();
     on_fresh_thread(move || {
         let cfg = Config {
@@ -228,9 +273,9 @@ pub fn count_rmws_batch(
             for cpu in 0..threads {
                 play(Actor::Cpu(cpu));
                 let v = val(k);
-                proto.mod_memcg_state(ROOT_MEM_CGROUP, v);
+                proto.mod_memcg_state(hp.memcg, v);
                 Std::emit(|| Obs::UpdateDone {
-                    memcg: ROOT_MEM_CGROUP,
+                    memcg: hp.memcg,
                     val: v,
                 });
                 n += 1;

@@ -10,3 +10,4 @@ pub mod bounds;
 pub mod exhaustive;
 pub mod figures;
 pub mod perf;
+pub mod price;

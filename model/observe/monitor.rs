@@ -132,11 +132,14 @@ impl Monitor {
                 .fetch_add((plan.cfg.cpus * plan.cfg.updates) as u64, Ordering::Relaxed);
         }
         if plan.target.as_ref() == Some(&outcome) {
-            panic!(
-                "no_lost_flush: readers observed {}, which no execution of {} produces",
-                fmt_outcome(&outcome),
-                plan.twin_name()
-            );
+            match &plan.target_why {
+                Some(why) => panic!("{why}: readers observed {}", fmt_outcome(&outcome)),
+                None => panic!(
+                    "no_lost_flush: readers observed {}, which no execution of {} produces",
+                    fmt_outcome(&outcome),
+                    plan.twin_name()
+                ),
+            }
         }
         if plan.collect_outcomes {
             lock(&self.shared.outcomes).insert(outcome);

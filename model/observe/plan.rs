@@ -55,6 +55,10 @@ pub struct MonitorPlan {
     /// Fail the execution whose outcome is this one (to explain a loom
     /// `no_lost_flush` found by comparing outcomes).
     pub target: Option<ReaderOutcome>,
+    /// The message the target outcome fails with (default: the loom
+    /// `no_lost_flush` message); it must start with a property's name for
+    /// a search to attribute it, unless the caller matches it itself.
+    pub target_why: Option<String>,
     /// The variant's protocol family.
     pub family: Family,
     /// The reader's trigger: the value a threshold must exceed.
@@ -75,6 +79,7 @@ impl MonitorPlan {
             trace: false,
             collect_outcomes: false,
             target: None,
+            target_why: None,
             family: Family::Global,
             trigger,
         }

@@ -134,6 +134,22 @@ fn access_text(a: Access, in_section: bool) -> Option<String> {
     })
 }
 
+/// `steps` with kernel identifiers for the model's short names
+/// ([`Var::kernel`]): each access step's variable is renamed; other steps
+/// are kept.
+pub fn with_kernel_names(steps: &[Step]) -> Vec<Step> {
+    steps
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            if let Some(a) = s.access {
+                s.text = s.text.replacen(&a.var.short(), &a.var.kernel(), 1);
+            }
+            s
+        })
+        .collect()
+}
+
 /// The narrowest column.
 pub const MIN_COLUMN: usize = 12;
 

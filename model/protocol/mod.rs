@@ -20,6 +20,7 @@
 //! as data; [`catalogue`] lists every variant the default run checks.
 
 pub mod catalogue;
+pub mod findings;
 pub mod global;
 pub mod lifetime;
 pub mod memcg;

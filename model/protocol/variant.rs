@@ -40,12 +40,19 @@ pub enum Kind {
     /// A reference protocol that is not a kernel version (a version with
     /// its optimisation removed): run only as another variant's twin.
     Twin,
+    /// A fix candidate for a finding (protocol/findings/): a variant of
+    /// the affected version that must hold every property a kernel version
+    /// must, so that every default run re-checks it.
+    Fix,
 }
 
 impl Kind {
     /// Whether the matrix expects every property to hold.
     pub fn must_hold(self) -> bool {
-        matches!(self, Kind::Kernel | Kind::Benign | Kind::Candidate)
+        matches!(
+            self,
+            Kind::Kernel | Kind::Benign | Kind::Candidate | Kind::Fix
+        )
     }
 
     /// Lower-case name.
@@ -57,6 +64,7 @@ impl Kind {
             Kind::Candidate => "candidate",
             Kind::Bound => "bound",
             Kind::Twin => "twin",
+            Kind::Fix => "fix",
         }
     }
 }
@@ -112,8 +120,8 @@ pub const ALL_CHECKERS: &[BackendName] = &[
     BackendName::ShuttleDfs,
 ];
 
-/// A kernel version, a mutant, a benign rewrite, a twin, a lifetime form
-/// or a reviewer's candidate.
+/// A kernel version, a mutant, a benign rewrite, a twin, a lifetime form,
+/// a fix candidate or a reviewer's candidate.
 #[derive(Clone)]
 pub struct Variant {
     /// Name used on the command line and in reports.

@@ -57,6 +57,27 @@ impl Counterexample {
         litmus::export(&name, &self.steps)
     }
 
+    /// The same counterexample with kernel identifiers in its trace
+    /// (`memcg1->vmstats_percpu[cpu0].state[0]` for `S.1[0]`), for
+    /// `--kernel-names`.
+    pub fn with_kernel_names(&self) -> Counterexample {
+        Counterexample {
+            steps: crate::observe::record::with_kernel_names(&self.steps),
+            ..self.clone()
+        }
+    }
+
+    /// [`Counterexample::litmus`] under a test name of the caller's (the
+    /// first line, `C name`, renamed).
+    pub fn litmus_named(&self, name: &str) -> Result<String, String> {
+        let text = self.litmus()?;
+        let name = name.replace(['.', '-'], "_");
+        Ok(match text.split_once('\n') {
+            Some((first, rest)) if first.starts_with("C ") => format!("C {name}\n{rest}"),
+            _ => text,
+        })
+    }
+
     /// The command that reproduces this counterexample.
     pub fn replay_command(&self) -> String {
         format!("flushcheck replay {}", self.token)
@@ -84,7 +105,10 @@ pub fn initial_state(cfg: &Config, variant: &str, family: Family) -> String {
             .map(|i| format!("{}->{}", i + 1, cfg.tree[i]))
             .collect();
         let charges: Vec<String> = (0..cfg.cpus)
-            .map(|c| format!("{c}:{}", cfg.charge_of(c)))
+            .map(|c| {
+                let l: Vec<String> = cfg.charge_list(c).iter().map(|m| m.to_string()).collect();
+                format!("{c}:{}", l.join("+"))
+            })
             .collect();
         let reads: Vec<String> = (0..cfg.readers)
             .map(|r| format!("{r}:{}", cfg.read_of(r)))

@@ -241,6 +241,60 @@ impl Var {
     }
 }
 
+impl Var {
+    /// The kernel identifier: `S.1[0]` is
+    /// `memcg1->vmstats_percpu[cpu0].state[0]`, `thr.1` is
+    /// `memcg1->vmstats->stats_updates`; memcg 0 is `root_mem_cgroup` and
+    /// memcg `m` is `memcgm`, the model's number for it.
+    pub fn kernel(self) -> String {
+        let m = |memcg: u8| {
+            if memcg == 0 {
+                "root_mem_cgroup".to_string()
+            } else {
+                format!("memcg{memcg}")
+            }
+        };
+        match self {
+            Var::State { memcg, cpu } => format!("{}->vmstats_percpu[cpu{cpu}].state[0]", m(memcg)),
+            Var::StatePrev { memcg, cpu } => {
+                format!("{}->vmstats_percpu[cpu{cpu}].state_prev[0]", m(memcg))
+            }
+            Var::Aggregate { memcg } => format!("{}->vmstats->state[0]", m(memcg)),
+            Var::Pending { memcg } => format!("{}->vmstats->state_pending[0]", m(memcg)),
+            Var::StatsUpdates { memcg: None, cpu } => format!("per_cpu(stats_updates, {cpu})"),
+            Var::StatsUpdates {
+                memcg: Some(memcg),
+                cpu,
+            } => format!("{}->vmstats_percpu[cpu{cpu}].stats_updates", m(memcg)),
+            Var::Threshold { memcg: None } => "stats_flush_threshold".into(),
+            Var::Threshold { memcg: Some(memcg) } => {
+                format!("{}->vmstats->stats_updates", m(memcg))
+            }
+            Var::UpdatedNext { memcg, cpu } => {
+                format!("cgroup_rstat_cpu({}, {cpu})->updated_next", m(memcg))
+            }
+            Var::LlistNode { memcg, cpu } => {
+                format!("css_rstat_cpu({}, {cpu})->lnode.next", m(memcg))
+            }
+            Var::LlistHead { cpu } => format!("ss_lhead_cpu(memory, {cpu})->first"),
+            Var::Lock(LockName::Other(n)) if n.starts_with("rstat_cpu") => {
+                format!(
+                    "per_cpu(cgroup_rstat_cpu_lock, {})",
+                    &n["rstat_cpu".len()..]
+                )
+            }
+            Var::Lock(l) => l.kernel().to_string(),
+            Var::FlushTime => "flush_next_time".into(),
+            Var::Jiffies => "jiffies_64".into(),
+            Var::Dwork => "stats_flush_dwork.timer".into(),
+            Var::Flushing => "flushing".into(),
+            Var::Css { memcg, field } => format!("{}->css.{field}", m(memcg)),
+            Var::Other { name, cpu: None } => name.to_string(),
+            Var::Other { name, cpu: Some(c) } => format!("per_cpu({name}, {c})"),
+        }
+    }
+}
+
 impl fmt::Display for Var {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.short())

@@ -26,6 +26,7 @@ mod eventual;
 mod explain;
 mod extending;
 mod figures;
+mod findings;
 mod fuzz;
 // The import graph of model/, for the architecture checks (its own
 // engineer's file: lints allowed here rather than edited there).

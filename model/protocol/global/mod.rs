@@ -7,9 +7,11 @@
 //! version, mutant and rewrite here overrides the functions it changes:
 //! [`v6_0`] the skip of 873f64b791a2, [`v6_4`] the `stats_flush_ongoing`
 //! flusher and its no-skip twin, [`mutants`], [`mutants_v6_4`] and
-//! [`benign`] one small difference each. [`catalogue`] lists them.
+//! [`benign`] one small difference each, [`fixes`] the fix candidate of
+//! `b7-skipped-flusher`. [`catalogue`] lists them.
 
 pub mod benign;
+pub mod fixes;
 pub mod mutants;
 pub mod mutants_v6_4;
 pub mod v5_19;
@@ -62,6 +64,15 @@ pub fn catalogue() -> Vec<Variant> {
         .gate(Gate::Global),
     ]);
     all.extend(mutants_v6_4::variants());
+    all.push(
+        Variant::new(
+            "v6.4-fix-flushers-wait",
+            Kind::Fix,
+            "b7-skipped-flusher: v6.4 whose flushers wait for an ongoing flush and then flush (7d7ef0a4686a's rule)",
+            v5_19::model(fixes::FlushersWait),
+        )
+        .twin("v6.4-no-skip"),
+    );
     all.extend(benign::variants());
     all
 }

@@ -451,3 +451,31 @@ impl Lifetime for V7_1LifeV1 {
         true
     }
 }
+
+/// The fix candidate of `death-lost-page` ([`crate::protocol::findings`]):
+/// the v6.8 form that keeps the memcg's callback until the free, as
+/// per-css rstat does from v6.16 (5da3bfa029d6): the release flushes but
+/// leaves the css on `rstat_css_list`, so a flush that pops the memcg
+/// between release and free still folds it, and `cgroup_rstat_exit()`
+/// flushes with the callback, then takes the css off the list.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct V6_8LifeDelAtFree;
+
+impl Lifetime for V6_8LifeDelAtFree {
+    fn rstat_css_list(&self) -> bool {
+        true
+    }
+
+    fn css_release_flush<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        // FIX: no list_del_rcu(&css->rstat_css_node) at release.
+        self.cgroup_rstat_flush(life, memcg);
+    }
+
+    fn css_rstat_exit<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        self.cgroup_rstat_flush(life, memcg);
+        // FIX: the list_del_rcu() moved here, after the last flush that
+        // may run the memcg's callback.
+        crate::kernel::write_once(&life.css[memcg as usize].rstat_css_node, 0);
+        rstat_exit_check(life, memcg);
+    }
+}

@@ -47,6 +47,13 @@ pub fn catalogue() -> Vec<Variant> {
             "v7.1.5 on cgroup v1: updates redirected to the nearest live ancestor, offline after a grace period with forced flushes",
             model(forms::V7_1LifeV1),
         ),
+        Variant::lifetime(
+            "v6.8-life-fix-del-at-free",
+            Kind::Fix,
+            "death-lost-page: v6.8-life keeping the memcg on rstat_css_list until the free-time flush has run its callback (as per-css rstat from v6.16)",
+            model(forms::V6_8LifeDelAtFree),
+        )
+        .loom_cap(1),
     ];
     all.extend(mutants::variants());
     all

@@ -7,9 +7,11 @@
 //! twin; [`v6_17`] overrides the updater (the early `break`) and the rstat
 //! flush, [`proposal_2026`] the trigger. [`rstat`] is the per-CPU updated
 //! tree's data, [`rstat_tree`] (v5.7-v6.14) and [`rstat_llist`] (v6.17 on)
-//! its two forms of code; [`mutants`] one small difference each.
-//! [`catalogue`] lists them.
+//! its two forms of code; [`mutants`] one small difference each, and
+//! [`fixes`] the fix candidates of the lineage's findings. [`catalogue`]
+//! lists them.
 
+pub mod fixes;
 pub mod mutants;
 pub mod proposal_2026;
 pub mod rstat;
@@ -18,6 +20,7 @@ pub mod rstat_tree;
 pub mod v6_17;
 pub mod v6_8;
 
+use crate::config::Config;
 use crate::explore::BackendName;
 use crate::observe::twin::Gate;
 use crate::observe::Property;
@@ -27,7 +30,8 @@ use crate::protocol::variant::{batch_times_cpus, Derivation, Kind, Variant, LOOM
 /// The lineage's variants, in report order: the kernel versions, their
 /// mutants, their no-skip twins, and the updated-tree forms.
 pub fn catalogue() -> Vec<Variant> {
-    let mut all = vec![
+    let mut all =
+        vec![
         Variant::new(
             "v6.8",
             Kind::Kernel,
@@ -47,7 +51,10 @@ pub fn catalogue() -> Vec<Variant> {
         .twin("v6.17-no-break")
         .derivable(Derivation::PerMemcg)
         .finding(Property::NoLostFlush, SAMPLED)
-        .finding(Property::AncestorsFlushable, SAMPLED),
+        .finding(Property::AncestorsFlushable, SAMPLED)
+        // c12-fold-skew: the race-free form, on one interleaving.
+        .finding_on(Property::NoLostFlush, BackendName::ShuttleDfs, FOLD_SKEW)
+        .finding_on(Property::AncestorsFlushable, BackendName::ShuttleDfs, FOLD_SKEW),
         Variant::new(
             "scaled-2026",
             Kind::Kernel,
@@ -71,7 +78,105 @@ pub fn catalogue() -> Vec<Variant> {
     all.extend(mutants::variants());
     all.extend(twins());
     all.extend(updated_tree());
+    all.extend(fix_candidates());
     all
+}
+
+/// The suite entry of the race-free counterexample of C12
+/// (`c12-fold-skew`).
+pub const FOLD_SKEW: &str = "memcg-fold-skew";
+
+/// The race-free counterexample of C12 (`c12-fold-skew`): `n = 1`,
+/// `MEMCG_CHARGE_BATCH` 64, the root with two children; CPU 0 charges
+/// child 1 +30, child 2 +34 (the root's counter reaches 64 and folds),
+/// child 1 +40 (child 1's reaches 70 and folds: 70 > 64, flushable, while
+/// the root's atomic holds 64, not), then child 1 +30, which breaks at
+/// child 1 and never reaches the root. Main reads the root after joining.
+pub fn fold_skew() -> Config {
+    Config {
+        cpus: 1,
+        batch: 64,
+        updates: 4,
+        vals: vec![30, 34, 40, 30],
+        readers: 0,
+        periodic: false,
+        tree: vec![0, 0],
+        charges: vec![vec![1, 2, 1]],
+        ..Config::default()
+    }
+}
+
+/// The fix candidates of the lineage's findings ([`fixes`]); the rstat
+/// tree's barrier pair (`v6.8-tree-mb`, `v6.17-tree-mb`) is with the tree
+/// forms.
+fn fix_candidates() -> Vec<Variant> {
+    vec![
+        Variant::new(
+            "v6.17-fix-no-break",
+            Kind::Fix,
+            "c12: v6.17 without the early break; v6.8's per-level skip of the atomic add kept",
+            v6_8::model(fixes::NoBreak),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.17-no-break"),
+        Variant::new(
+            "v6.17-fix-break-if-ancestors",
+            Kind::Fix,
+            "c12, refuted: v6.17 leaving the walk only where the level and every level above are flushable",
+            v6_8::model(fixes::BreakIfAncestors),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.17-no-break")
+        // Refuted on c12-fold-skew's larger configuration (protocol/findings).
+        .refutes(Property::NoLostFlush),
+        Variant::new(
+            "v6.17-fix-no-remote-reset",
+            Kind::Fix,
+            "c12, refuted: v6.17 whose callback no longer zeroes another CPU's stats_updates",
+            v6_8::model(fixes::NoRemoteReset),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.17-no-break")
+        // Refuted: the atomics' resets still skew the levels (the racy
+        // witness, exhaustively), and the break stays (the race-free one).
+        .refutes(Property::NoLostFlush)
+        .finding_on(Property::NoLostFlush, BackendName::ShuttleDfs, FOLD_SKEW),
+        Variant::new(
+            "v6.8-fix-gate-or-root",
+            Kind::Fix,
+            "quiescent-read-zero: v6.8 whose reader also flushes its subtree when the root is flushable",
+            v6_8::model(fixes::GateOrRoot),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.8-no-skip"),
+        Variant::new(
+            "v6.17-tree-mb-rmb",
+            Kind::Fix,
+            "weak-triggered-read: v6.17-tree-mb with smp_rmb() after the reader's gate read",
+            v6_8::model(fixes::OrderedGate {
+                order: fixes::GateOrder::Rmb,
+            }),
+        )
+        .per_memcg(batch_times_cpus)
+        .updated_tree(true)
+        .twin("v6.17-tree-mb-no-break")
+        // v6.17's break: C12 (see v6.17-tree-mb).
+        .refutes(Property::NoLostFlush)
+        .finding(Property::AncestorsFlushable, SAMPLED),
+        Variant::new(
+            "v6.17-tree-mb-acquire",
+            Kind::Fix,
+            "weak-triggered-read: v6.17-tree-mb whose reader reads the count with smp_load_acquire()",
+            v6_8::model(fixes::OrderedGate {
+                order: fixes::GateOrder::Acquire,
+            }),
+        )
+        .per_memcg(batch_times_cpus)
+        .updated_tree(true)
+        .twin("v6.17-tree-mb-no-break")
+        .refutes(Property::NoLostFlush)
+        .finding(Property::AncestorsFlushable, SAMPLED),
+    ]
 }
 
 /// The twins of the per-memcg versions: each version with its
@@ -131,7 +236,7 @@ fn updated_tree() -> Vec<Variant> {
             Variant::new(
                 "v6.8-tree-mb",
                 Kind::Kernel,
-                "v6.8-tree with 9a9e97b2f1f2's smp_mb() pair (reverted in v5.7)",
+                "tree-sb-lost-update: v6.8-tree with 9a9e97b2f1f2's smp_mb() pair (reverted in v5.7)",
                 v6_8::model(rstat_tree::TreeV6_8 { smp_mb_pair: true }),
             )
             .per_memcg(batch_times_cpus)
@@ -184,7 +289,7 @@ fn updated_tree() -> Vec<Variant> {
             Variant::new(
                 "v6.17-tree-mb",
                 Kind::Kernel,
-                "v6.17-tree with the smp_mb() pair the 2025 comments describe",
+                "tree-sb-lost-update: v6.17-tree with the smp_mb() pair the 2025 comments describe",
                 v6_8::model(rstat_llist::TreeV6_17 { smp_mb_pair: true }),
             )
             .per_memcg(batch_times_cpus)
