@@ -31,7 +31,7 @@ pub struct Config {
     #[serde(default)]
     pub ticks: usize,
     /// How many ticks the periodic work may run after it is due (a
-    /// deferrable timer; B11 in the reference notes).
+    /// deferrable timer; B11 in docs/claims.md).
     #[serde(default)]
     pub late: usize,
     /// The memcg tree below `root_mem_cgroup` (memcg 0): entry `i` is the
@@ -51,7 +51,7 @@ pub struct Config {
     /// Needs abstract time (`ticks > 0`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub ratelimited: usize,
-    /// Eventual conservation (issue 11): after the final flush, main runs
+    /// Eventual conservation: after the final flush, main runs
     /// `settle` more flushes of the whole tree, reporting the aggregates
     /// after each (0: none).
     #[serde(default, skip_serializing_if = "is_zero")]

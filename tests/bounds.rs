@@ -310,6 +310,8 @@ fn pruned_maxima_equal_unreduced_maxima() {
                     max_schedules: 1_000_000,
                     sleep_sets,
                     stateful: false,
+                    symmetry: false,
+                    workers: 1,
                 };
                 measure(&cfg, variant(v), reg(), &dfs, Duration::from_secs(120))
             });

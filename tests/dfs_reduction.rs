@@ -33,6 +33,8 @@ fn search(cfg: &Config, variant: &str, sleep_sets: bool) -> Search {
         max_schedules: 200_000,
         sleep_sets,
         stateful: false,
+        symmetry: false,
+        workers: 1,
     };
     let plan = monitor_plan(&v, &reg, cfg, &b).expect("plan");
     let (e, shared) = explore_variant(

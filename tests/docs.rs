@@ -6,10 +6,13 @@
 //! line ends with `# exits N`, in which case it must exit N. Examples must be
 //! quick (each well under 20 s on 2 cores); slow commands go in `text`
 //! blocks, which are not run. Each command's time is printed (run with
-//! `--nocapture` to see it); no time is asserted.
+//! `--nocapture` to see it); no time is asserted. The LKMM litmus test
+//! each `explain` command prints is checked for herd7's syntax (issue 20).
 
 use std::path::Path;
 use std::time::Instant;
+
+use memcg_flush_model::report::litmus_herd::check_syntax;
 
 mod common;
 
@@ -47,6 +50,7 @@ fn documented_commands_run_as_documented() {
         .collect();
     files.sort();
     let mut ran = 0;
+    let mut exports = 0;
     for path in files {
         let md = std::fs::read_to_string(&path).expect("readable");
         for (cmd, expected) in commands(&md) {
@@ -67,12 +71,36 @@ fn documented_commands_run_as_documented() {
                 out.stderr
             );
             ran += 1;
+            if cmd.starts_with("explain ") && out.code == 0 {
+                let litmus = litmus_of(&out.stdout)
+                    .unwrap_or_else(|| panic!("`flushcheck {cmd}` printed no litmus test"));
+                check_syntax(&litmus).unwrap_or_else(|e| panic!("`flushcheck {cmd}`: {e}"));
+                exports += 1;
+            }
         }
     }
     assert!(
         ran >= 5,
         "expected the docs to show at least 5 commands, found {ran}"
     );
+    assert!(exports >= 18, "{exports} litmus exports checked");
+}
+
+/// The litmus test in `explain`'s output (text, markdown or JSON).
+fn litmus_of(stdout: &str) -> Option<String> {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(stdout) {
+        return v["litmus"].as_str().map(String::from);
+    }
+    let rest = stdout
+        .split("LKMM litmus test of this trace (herd7):")
+        .nth(1)?;
+    let start = rest.find("\nC ")? + 1;
+    let rest = &rest[start..];
+    let end = rest.find("\nexists (")?;
+    let line_end = rest[end + 1..]
+        .find('\n')
+        .map_or(rest.len(), |e| end + 1 + e);
+    Some(rest[..line_end].to_string() + "\n")
 }
 
 #[test]

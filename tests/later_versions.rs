@@ -315,6 +315,8 @@ fn weak_memory_lets_a_flush_miss_the_updates_that_triggered_it() {
                 max_schedules: 200_000,
                 sleep_sets: true,
                 stateful: false,
+                symmetry: false,
+                workers: 1,
             },
         );
         assert!(exhaustive, "{v}: the SC search did not finish");
@@ -342,6 +344,8 @@ fn c12_witness_is_minimal_and_v6_8_breaks_the_invariant_without_losing_a_flush()
         max_schedules: 2_000_000,
         sleep_sets: true,
         stateful: true,
+        symmetry: false,
+        workers: 1,
     };
     let cfg = |updates: usize, readers: usize| Config {
         cpus: 1,

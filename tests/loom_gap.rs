@@ -69,6 +69,8 @@ fn unbounded_loom_misses_the_skip_racing_a_reset_that_bounded_loom_finds() {
             max_schedules: 1_000_000,
             sleep_sets: true,
             stateful: true,
+            symmetry: false,
+            workers: 1,
         },
     );
     assert!(dfs.exhaustive, "{dfs:?}");

@@ -25,6 +25,8 @@ fn dfs(sleep_sets: bool, stateful: bool) -> Backend {
         max_schedules: 2_000_000,
         sleep_sets,
         stateful,
+        symmetry: false,
+        workers: 1,
     }
 }
 

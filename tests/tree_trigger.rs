@@ -35,6 +35,8 @@ fn sc() -> Backend {
         max_schedules: 200_000,
         sleep_sets: true,
         stateful: false,
+        symmetry: false,
+        workers: 1,
     }
 }
 

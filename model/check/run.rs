@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+pub use crate::explore::on_fresh_thread;
 use crate::explore::{explore_shard, Backend, Exploration, Outcome, Progress, Scenario, Shard};
 use crate::kernel::rcu::RcuFlavor;
 use crate::observe::coverage::Event;
@@ -206,17 +207,6 @@ pub fn monitor_plan(
         plan.baseline_since_reset = derived::derive(cfg).ok().map(|d| d.since_reset);
     }
     Ok(plan)
-}
-
-/// Run `f` on a new thread, so that loom's and shuttle's thread-local state
-/// starts clean, with a stack large enough for loom.
-pub fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(f)
-        .expect("spawn exploration thread")
-        .join()
-        .unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// Whether runs of `variant` under backends `a` and `b` run the same

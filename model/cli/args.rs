@@ -59,7 +59,7 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "N")]
     pub ratelimited: Option<usize>,
     /// Eventual conservation: N more flushes after the final one, the
-    /// aggregate checked after each (issue 11) [default: 0].
+    /// aggregate checked after each [default: 0].
     #[arg(long)]
     pub settle: Option<usize>,
     /// After the --settle flushes, one more 1-page update per CPU and one

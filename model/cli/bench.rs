@@ -26,7 +26,7 @@ pub struct BenchArgs {
     pub json: bool,
     /// Measure the rstat tree variants with and without the smp_mb() pair
     /// (v6.8-tree, v6.8-tree-mb, v6.17-tree, v6.17-tree-mb) instead: the
-    /// price of the barrier reverted in d8ef4b38cb69 (issue 11).
+    /// price of the barrier reverted in d8ef4b38cb69 (B1).
     #[arg(long)]
     pub barrier: bool,
 }

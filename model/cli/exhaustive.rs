@@ -102,7 +102,9 @@ pub fn exhaustive(a: &ExhaustiveArgs, registry: &[Variant]) -> Result<ExitCode, 
         return Err("--ticks: abstract time runs under shuttle-random and shuttle-pct only".into());
     }
     if a.shard.is_some_and(|s| s.count > 1) && !a.json {
-        return Err("--shard: add --json, and merge the shards' files with flushcheck merge".into());
+        return Err(
+            "--shard: add --json, and merge the shards' files with flushcheck merge".into(),
+        );
     }
     let o = options(a, budget, a.compare, a.compare_plain);
     let start = Instant::now();
@@ -251,14 +253,28 @@ fn growth(a: &ExhaustiveArgs, registry: &[Variant], budget: Duration) -> Result<
             if skip(&gave_up[0]) {
                 continue;
             }
-            let o = options(a, budget, a.compare && !skip(&gave_up[2]), !skip(&gave_up[1]));
+            let o = options(
+                a,
+                budget,
+                a.compare && !skip(&gave_up[2]),
+                !skip(&gave_up[1]),
+            );
             let r = side_by_side(&cfg, &v, registry, &o)?;
             let refs = [&r.plain, &r.stateless]
                 .into_iter()
                 .flatten()
-                .map(|s| format!("; {} {}", if s.states > 0 { "plain" } else { "stateless" }, brief(s)))
+                .map(|s| {
+                    format!(
+                        "; {} {}",
+                        if s.states > 0 { "plain" } else { "stateless" },
+                        brief(s)
+                    )
+                })
                 .collect::<String>();
-            eprintln!("growth {cpus} CPUs x {updates}: reduced {}{refs}", brief(&r.stateful));
+            eprintln!(
+                "growth {cpus} CPUs x {updates}: reduced {}{refs}",
+                brief(&r.stateful)
+            );
             if !r.stateful.finished {
                 gave_up[0].push((cpus, updates));
             }
@@ -298,8 +314,17 @@ fn growth_table(rows: &[SideBySide]) -> String {
     let _ = writeln!(
         out,
         "{:>4} {:>7}  {:>10} {:>9} {:>8}  {:>10} {:>9} {:>8}  {:>10} {:>8}  {:>7}  agree",
-        "cpus", "updates", "schedules", "states", "seconds", "schedules", "states", "seconds",
-        "schedules", "seconds", "speedup"
+        "cpus",
+        "updates",
+        "schedules",
+        "states",
+        "seconds",
+        "schedules",
+        "states",
+        "seconds",
+        "schedules",
+        "seconds",
+        "speedup"
     );
     let _ = writeln!(
         out,
@@ -310,7 +335,13 @@ fn growth_table(rows: &[SideBySide]) -> String {
     for r in rows {
         let s = &r.stateful;
         let plain = match &r.plain {
-            Some(p) => format!("{:>9}{} {:>9} {:>8.2}", p.schedules, cut(p), p.states, p.seconds),
+            Some(p) => format!(
+                "{:>9}{} {:>9} {:>8.2}",
+                p.schedules,
+                cut(p),
+                p.states,
+                p.seconds
+            ),
             None => format!("{:>29}", "not run"),
         };
         let stateless = match &r.stateless {
@@ -318,7 +349,9 @@ fn growth_table(rows: &[SideBySide]) -> String {
             None => format!("{:>19}", "not run"),
         };
         let speedup = match &r.plain {
-            Some(p) if p.finished && s.finished => format!("{:.1}x", p.seconds / s.seconds.max(1e-3)),
+            Some(p) if p.finished && s.finished => {
+                format!("{:.1}x", p.seconds / s.seconds.max(1e-3))
+            }
             _ => "-".into(),
         };
         let _ = writeln!(

@@ -12,6 +12,7 @@ pub mod exhaustive;
 pub mod explain;
 pub mod fuzz;
 pub mod lifetime;
+pub mod litmus;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
@@ -26,9 +27,9 @@ use clap::Parser;
 
 use crate::protocol::{catalogue, Variant};
 
-/// Model-check the memcg stats flush protocol (v5.19 to v6.17 and the 2026
-/// proposal) under loom, shuttle and real threads, and print the verdict
-/// matrix.
+/// Model-check the memcg stats flush protocol (v5.19 to v7.1, the 2026
+/// proposal, the rstat updated tree and a memcg's death) under loom,
+/// shuttle and real threads, and print the verdicts.
 #[derive(Parser, Debug)]
 #[command(name = "flushcheck", version, args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -68,10 +69,13 @@ enum Command {
     /// budget; shrink every violation to the smallest configuration and
     /// schedule.
     Fuzz(fuzz::FuzzArgs),
-    /// A memcg's death under RCU (issue 12): no_use_after_free,
+    /// A memcg's death under RCU: no_use_after_free,
     /// stats_survive_death and no_leak for each lifetime form and mutant
     /// on every backend, or one witness trace (`--witness`).
     Lifetime(lifetime::LifetimeArgs),
+    /// The litmus corpus (docs/litmus/): write it (`--out DIR`), or run
+    /// herd7 with the Linux-kernel memory model on it (`--check`).
+    Litmus(litmus::LitmusArgs),
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge(merge::MergeArgs),
@@ -173,6 +177,7 @@ pub fn main_with_properties(
         Some(Command::Perf(a)) => perf::perf(a, &registry),
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
         Some(Command::Lifetime(a)) => lifetime::lifetime(a, &registry),
+        Some(Command::Litmus(a)) => litmus::litmus(a),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

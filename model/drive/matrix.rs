@@ -152,8 +152,10 @@ pub fn run_matrix(
         let mut finished = 0;
         for event in rx {
             match event {
-                Done::Ran(key, r, hidden) => {
-                    finished += 1;
+                Done::Ran(key, r, hidden, last) => {
+                    // A search an armed property stopped and the one that
+                    // goes on after it are one step of the plan.
+                    finished += usize::from(last);
                     progress(finished, total, &r);
                     done.push((key, *r, hidden));
                 }
@@ -197,8 +199,8 @@ pub fn run_matrix(
 /// What a worker reports.
 enum Done {
     /// A search ran: (task, step, attempt), its result, whether it is
-    /// hidden.
-    Ran((usize, usize, usize), Box<RunResult>, bool),
+    /// hidden, whether it is the step's last search.
+    Ran((usize, usize, usize), Box<RunResult>, bool, bool),
     /// A search was left out.
     Skipped(NotRun),
 }
@@ -265,7 +267,7 @@ fn run_task(
             }
             attempt += 1;
             if tx
-                .send(Done::Ran((i, k, attempt), Box::new(r), step.hidden))
+                .send(Done::Ran((i, k, attempt), Box::new(r), step.hidden, false))
                 .is_err()
             {
                 return;
@@ -278,7 +280,12 @@ fn run_task(
             ));
         }
         if tx
-            .send(Done::Ran((i, k, attempt + 1), Box::new(r), step.hidden))
+            .send(Done::Ran(
+                (i, k, attempt + 1),
+                Box::new(r),
+                step.hidden,
+                true,
+            ))
             .is_err()
         {
             return;

@@ -82,7 +82,7 @@ impl Backend {
     /// Not loom's, even unbounded: loom 0.7.3 never reorders another
     /// thread's load after a load-then-RMW of the same atomic
     /// (tokio-rs/loom#166, #392), the shape of v6.0's skip test; pinned by
-    /// `tests/litmus.rs` and `tests/loom_gap.rs`.
+    /// `tests/suite/litmus.rs` and `tests/suite/loom_gap.rs`.
     pub fn exhaustive(&self) -> bool {
         matches!(self, Backend::ShuttleDfs { .. })
     }

@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use super::backend::Backend;
 use crate::explore::dfs::{self, DfsStats};
-use crate::explore::search::{run_dfs, DfsKnobs};
 use crate::explore::platform::{self, Loom, Shuttle, Std};
 use crate::explore::sched::{mix, PerSchedule};
-pub use super::backend::Backend;
+use crate::explore::search::{run_dfs, DfsKnobs};
 pub use crate::vocab::BackendName;
 
 /// Something that can run one execution on any platform.
@@ -411,6 +411,17 @@ pub(super) fn shuttle_run<S: Scenario>(
         dfs::new_execution();
         scenario.run::<Shuttle>();
     });
+}
+
+/// Run `f` on a new thread, so that loom's and shuttle's thread-local state
+/// starts clean, with a stack large enough for loom.
+pub fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .expect("spawn exploration thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// The text of a panic payload.

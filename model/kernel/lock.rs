@@ -31,7 +31,7 @@ impl<P: Platform> SpinLock<P> {
 /// ACQUIRE semantics on success and no ordering on failure.
 ///
 /// NOTE(loom): written as `compare_exchange`, not the `atomic_read() ||
-/// atomic_xchg()` idiom, which trips loom's RMW bug (loom-pitfalls.md). The
+/// atomic_xchg()` idiom, which trips loom's RMW bug (docs/model.md, 4.1). The
 /// generic qspinlock trylock is a read followed by
 /// `atomic_try_cmpxchg_acquire`, which has the same outcomes.
 pub fn spin_trylock<P: Platform>(lock: &SpinLock<P>) -> bool {

@@ -4,8 +4,8 @@
 use crossbeam_utils::CachePadded;
 
 use crate::kernel::atomic::{named, observe, read_once_as, write_once_as, Atomic};
-use crate::vocab::obs::{Actor, Idiom, Op, Var};
 use crate::vocab::footprint;
+use crate::vocab::obs::{Actor, Idiom, Op, Var};
 use crate::vocab::{ModelCell, Platform};
 
 /// `smp_processor_id()`: the CPU the calling updater thread stands for.

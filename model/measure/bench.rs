@@ -329,7 +329,7 @@ pub fn compare(
         .collect()
 }
 
-/// One row of the barrier comparison (issue 11): the tree forms with and
+/// One row of the barrier comparison (B1): the tree forms with and
 /// without the `smp_mb()` pair on the hot path.
 #[derive(Clone, Debug, Serialize)]
 pub struct BarrierRow {

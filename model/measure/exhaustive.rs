@@ -9,9 +9,9 @@
 //! measure the same maximum with the same split (the witness's values:
 //! residue, counted, skipped, lost), and the same coverage events happen at
 //! least once. The stateful search is sound exactly when it agrees with the
-//! stateless one wherever both finish (`tests/stateful.rs`, every catalogue
-//! variant); its reductions, when they agree with the plain stateful search
-//! (tests/suite/symmetry.rs).
+//! stateless one wherever both finish (`tests/suite/stateful.rs`, every
+//! catalogue variant); its reductions, when they agree with the plain
+//! stateful search (`tests/suite/symmetry.rs`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -158,7 +158,15 @@ pub fn summarize(
     budget: Duration,
     progress: Option<&str>,
 ) -> Result<Summary, String> {
-    summarize_shard(cfg, variant, registry, backend, Shard::default(), budget, progress)
+    summarize_shard(
+        cfg,
+        variant,
+        registry,
+        backend,
+        Shard::default(),
+        budget,
+        progress,
+    )
 }
 
 /// [`summarize`] for one shard of a search split over machines.
@@ -174,15 +182,7 @@ pub fn summarize_shard(
     let judged = judged(variant, cfg, backend);
     let plan = monitor_plan(variant, registry, cfg, backend, judged.clone())?;
     let progress = progress.map(|l| Progress::new(l, Duration::from_secs(5)));
-    let (e, shared) = explore_variant(
-        variant,
-        plan,
-        backend,
-        shard,
-        budget,
-        progress,
-        None,
-    );
+    let (e, shared) = explore_variant(variant, plan, backend, shard, budget, progress, None);
     let subject = subject(variant, cfg, backend);
     let m = &shared.measures;
     let max = |x: &Max| x.get().map_or((0, [0; 4]), |(v, s, _)| (v, s));
@@ -278,11 +278,23 @@ pub fn side_by_side(
 ) -> Result<SideBySide, String> {
     let label = |what: &str| format!("{} {cfg} {what}", variant.name);
     let run = |b: &Backend, shard: Shard, what: &str| {
-        summarize_shard(cfg, variant, registry, b, shard, o.budget, Some(&label(what)))
+        summarize_shard(
+            cfg,
+            variant,
+            registry,
+            b,
+            shard,
+            o.budget,
+            Some(&label(what)),
+        )
     };
     let mine = run(&reduced(o.max_schedules, o.reductions), o.shard, "stateful")?;
     let stateless = if o.stateless {
-        Some(run(&stateless(o.max_schedules), Shard::default(), "stateless")?)
+        Some(run(
+            &stateless(o.max_schedules),
+            Shard::default(),
+            "stateless",
+        )?)
     } else {
         None
     };
@@ -294,7 +306,11 @@ pub fn side_by_side(
     let mut differences = Vec::new();
     for (what, r) in [("stateless", &stateless), ("plain", &plain)] {
         if let Some(r) = r.as_ref().filter(|r| r.finished && mine.finished) {
-            differences.extend(mine.differences(r).into_iter().map(|d| format!("{what}: {d}")));
+            differences.extend(
+                mine.differences(r)
+                    .into_iter()
+                    .map(|d| format!("{what}: {d}")),
+            );
         }
     }
     Ok(SideBySide {
@@ -383,7 +399,11 @@ fn merge_group(parts: Vec<&Summary>) -> Summary {
         false => format!("shards present: {present:?} of {count}"),
     });
     m.shard = Shard::default();
-    m.search = format!("{} (merged from {} of {count} shards)", m.search, parts.len());
+    m.search = format!(
+        "{} (merged from {} of {count} shards)",
+        m.search,
+        parts.len()
+    );
     m
 }
 

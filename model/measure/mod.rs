@@ -1,5 +1,6 @@
-//! Measuring the protocol: the worst case derived from its arithmetic
-//! (crate::check::derived), staleness maxima over searches ([`bounds`]), the hot path
+//! Measuring the protocol: staleness maxima over searches beside the worst
+//! case derived from its arithmetic ([`bounds`], with
+//! [`crate::check::derived`]), the hot path
 //! on real threads ([`mod@bench`]), the checkers' own speed ([`perf`]) and
 //! the stateful exhaustive search beside the stateless one ([`exhaustive`]),
 //! and the figures of the findings ([`figures`]).

@@ -54,7 +54,7 @@ pub enum Event {
     /// `stats_flush_ongoing`).
     PeriodicSkipped,
     /// After every update and the final flush, an aggregate was short of
-    /// the updates (counted once per execution; issue 11).
+    /// the updates (counted once per execution; `eventual_conservation`).
     LostAtFinal,
     /// Of those, one of the `--settle` flushes brought it back.
     RecoveredByFlush,

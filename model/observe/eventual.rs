@@ -1,4 +1,4 @@
-//! Eventual conservation and `stays_lost` (issue 11): is an update the
+//! Eventual conservation and `stays_lost` (C4, C13): is an update the
 //! final flush missed only "temporarily" lost?
 //!
 //! After every thread has been joined, the scenario runs the final flush

@@ -401,7 +401,11 @@ impl Sink for Monitor {
         }
         let r = |a: Actor| renamed(a, rename);
         let decision: Vec<_> = s.decision.iter().map(|(a, d)| (r(*a), *d)).collect();
-        let last_read: Vec<_> = s.last_read.iter().map(|((a, m), v)| ((r(*a), *m), *v)).collect();
+        let last_read: Vec<_> = s
+            .last_read
+            .iter()
+            .map(|((a, m), v)| ((r(*a), *m), *v))
+            .collect();
         let began: Vec<_> = s.began.iter().map(|(a, b)| (r(*a), *b)).collect();
         (decision, last_read, s.quiescent, began, &s.eventual).hash(&mut h);
         for (p, _) in &s.violated {

@@ -80,10 +80,10 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
         Obs::Life(e) => Some(match e {
             LifeEvent::Deref { memcg } => format!("-> charges memcg {memcg}"),
             LifeEvent::Unlocked => "rcu_read_unlock()".into(),
-            LifeEvent::Offline { memcg } => format!("memcg {memcg} offline (objcgs reparented)"),
-            LifeEvent::Released { memcg } => format!("memcg {memcg}: release flush done"),
+            LifeEvent::Offline { memcg } => format!("memcg {memcg} offline"),
+            LifeEvent::Released { memcg } => format!("released {memcg}"),
             LifeEvent::ExitCheck { memcg, on_tree } => {
-                format!("css_rstat_exit(memcg {memcg}): on {on_tree} CPU trees")
+                format!("exit({memcg}): on {on_tree} trees")
             }
             LifeEvent::Freed { memcg } => format!("memcg {memcg} FREED"),
         }),
@@ -102,6 +102,10 @@ fn access_text(a: Access, in_section: bool) -> Option<String> {
         (Var::Dwork, op, _) => format!("dwork due {}", op.written().unwrap_or(0)),
         (Var::Jiffies, op, _) => format!("jiffies = {}", op.written().unwrap_or(0)),
         (Var::FlushTime, Op::Write(x), _) => format!("flush_next_time={x}"),
+        (_, _, Idiom::SmpMb) => "smp_mb()".into(),
+        (_, _, Idiom::SmpRmb) => "smp_rmb()".into(),
+        (_, _, Idiom::SmpWmb) => "smp_wmb()".into(),
+        (_, Op::Write(x), Idiom::StoreRelease) => format!("smp_store_release({v})={x}"),
         (_, Op::Add { val, .. }, Idiom::ThisCpuAdd) => format!("{v} += {val}"),
         (_, Op::Add { val, new }, Idiom::ThisCpuAddReturn) => format!("{v} += {val} (={new})"),
         (_, Op::Add { val, .. }, _) => format!("atomic_add({val}, {v})"),
@@ -151,8 +155,14 @@ pub fn render_columns(initial: &str, steps: &[Step], predicate: &str, width: usi
         .max()
         .unwrap_or(8);
     let avail = width.saturating_sub(num_w + 1 + gutter * (n - 1)) / n;
-    // Never cut a step; use the room there is when steps are short.
-    let col = natural.max(MIN_COLUMN).min(avail.max(natural));
+    // Use the room there is when steps are short; a column runs over its
+    // share of the width by a few characters rather than cut a step, and
+    // wraps (at a space or a parenthesis) a step much longer than that.
+    let col = if natural > avail + 4 {
+        avail.max(MIN_COLUMN)
+    } else {
+        natural.max(MIN_COLUMN).min(avail.max(natural))
+    };
     let mut out = String::new();
     for line in initial.lines().flat_map(|l| wrap(l, width)) {
         out.push_str(&line);

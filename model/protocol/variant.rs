@@ -75,7 +75,7 @@ pub enum Code {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Derivation {
-    /// v5.19's and v6.0's global threshold (measure/derived.rs, `derive`).
+    /// v5.19's and v6.0's global threshold (check/derived.rs, `derive`).
     Global,
     /// A per-memcg version on a flat tree with its own trigger
     /// (`derive_per_memcg`).

@@ -53,15 +53,8 @@ impl Counterexample {
     pub fn litmus(&self) -> Result<String, String> {
         use crate::report::litmus;
         let name = format!("flushcheck-{}-{}", self.variant, self.property).replace('.', "_");
-        match litmus::export(&name, &self.steps) {
-            // Too many variables for the whole trace: the rstat tree's race
-            // alone, if the trace has one.
-            Err(why) if litmus::touches_tree(&self.steps) => {
-                litmus::export_tree_race(&format!("{name}-tree"), &self.steps)
-                    .map_err(|w| format!("{why}; the tree's race alone: {w}"))
-            }
-            r => r,
-        }
+        // A trace touching many variables is sliced to its race.
+        litmus::export(&name, &self.steps)
     }
 
     /// The command that reproduces this counterexample.

@@ -1,6 +1,8 @@
 //! Reporting: replay tokens ([`token`]), counterexamples as CPU-column
-//! traces ([`counterexample`]), and their LKMM litmus export ([`litmus`]).
-//! Finding a counterexample is a driver's job (crate::drive::explain).
+//! traces ([`counterexample`]), and LKMM litmus tests ([`litmus`]: the
+//! export of a trace, litmus tests as data runnable under the backends, the
+//! corpus of docs/litmus/ and herd7). Finding a counterexample is a
+//! driver's job (crate::drive::explain).
 
 pub mod counterexample;
 pub mod litmus;

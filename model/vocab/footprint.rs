@@ -41,7 +41,7 @@ pub enum GhostKind {
     Write,
 }
 
-/// A ghost location: a number an observer chooses (observe/ghost.rs lists
+/// A ghost location: a number an observer chooses (observe/ghost/mod.rs lists
 /// the flush monitor's).
 pub type GhostLoc = u32;
 

@@ -279,6 +279,14 @@ pub enum Idiom {
     ReadOnce,
     /// `smp_load_acquire()`.
     LoadAcquire,
+    /// `smp_store_release()`.
+    StoreRelease,
+    /// `smp_mb()` (reported on [`crate::kernel::barrier::FENCE`]).
+    SmpMb,
+    /// `smp_rmb()`.
+    SmpRmb,
+    /// `smp_wmb()`.
+    SmpWmb,
     /// `cmpxchg()` / `try_cmpxchg()` on a plain word.
     Cmpxchg,
     /// `WRITE_ONCE()`.

@@ -132,8 +132,8 @@ pub trait Platform: Sized + Send + Sync + 'static {
     fn yield_now();
     /// A plain scheduling switch for a wait the backend cannot see (the
     /// crossbeam-epoch grace period): shuttle's PCT deprioritises a thread
-    /// that calls `yield_now`, which hides bugs there (epoch-rcu.md,
-    /// section 2), so shuttle switches with a zero sleep instead.
+    /// that calls `yield_now`, which hides bugs there (docs/model.md,
+    /// section 11), so shuttle switches with a zero sleep instead.
     fn rcu_switch() {
         Self::yield_now()
     }

@@ -7,7 +7,7 @@
 //! touches is recorded here: the atomics it accessed (numbered in creation
 //! order, the same in every execution of a deterministic scenario), whether
 //! it wrote them, and the ghost locations the monitors say it read, added
-//! to or wrote (crate::vocab::footprint). When the next scheduling decision is made, the
+//! to or wrote ([`crate::vocab::footprint::footprint`]). When the next scheduling decision is made, the
 //! record is the footprint of the step just taken. Two steps are
 //! independent when no location is written by one and touched by the
 //! other, where two commutative adds to one ghost location do not conflict.
@@ -51,11 +51,11 @@ mod track;
 
 pub use crate::vocab::footprint::{GhostKind, GhostLoc};
 pub use digest::{Digest, PassThrough};
-pub use split::{Split, Visited};
 pub use record::{
     access, activate, checkpoint_locals, created, global, install_recorder, new_execution, next_id,
     opaque, set_role, set_sink, silent, Footprint,
 };
+pub use split::{Split, Visited};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -170,7 +170,12 @@ impl Dfs {
 
     /// One worker of a search split by `split`, sharing `visited` and
     /// `stats` with the others.
-    pub fn worker(mut self, split: Arc<Split>, visited: Arc<Visited>, stats: Arc<DfsStats>) -> Self {
+    pub fn worker(
+        mut self,
+        split: Arc<Split>,
+        visited: Arc<Visited>,
+        stats: Arc<DfsStats>,
+    ) -> Self {
         self.split = Some(split);
         self.visited = visited;
         self.stats = stats;

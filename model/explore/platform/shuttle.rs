@@ -230,8 +230,7 @@ impl Platform for Shuttle {
         if dfs::silent() {
             return;
         }
-        if let Some((actor, sink)) = with_ctx(|c| c.sink.clone().map(|s| (c.actor, s))).flatten()
-        {
+        if let Some((actor, sink)) = with_ctx(|c| c.sink.clone().map(|s| (c.actor, s))).flatten() {
             sink.observe(actor, make());
         }
     }

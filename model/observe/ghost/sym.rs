@@ -43,7 +43,12 @@ impl Ghost {
         }
         self.pending_fold.len().hash(&mut h);
         for (a, c, v) in &self.pending_fold {
-            (renamed(*a, rename), rename.get(*c).copied().unwrap_or(*c), v).hash(&mut h);
+            (
+                renamed(*a, rename),
+                rename.get(*c).copied().unwrap_or(*c),
+                v,
+            )
+                .hash(&mut h);
         }
         (self.now, self.root_flush_at).hash(&mut h);
         self.domains.len().hash(&mut h);

@@ -61,7 +61,7 @@ pub static NO_LOST_FLUSH_SAME_SCHEDULE: Def = Def {
 
 /// A reader decided not to flush although the twin's gate would have.
 /// Under loom the property is decided from outcome sets instead
-/// (check/differential.rs), so the gate's comparison runs only in
+/// (drive/differential.rs), so the gate's comparison runs only in
 /// execution order.
 fn lost_flush(p: Property, twin: Option<&dyn TwinGate>, ctx: &Ctx, at: &At) -> Option<String> {
     let At::Skipped { actor, memcg } = *at else {

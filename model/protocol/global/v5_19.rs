@@ -2,8 +2,8 @@
 //! 873f64b791a2.
 //!
 //! The code was rebuilt from the diffs of 11192d9c124d, 5b3be698a872,
-//! fd25a9e0e23b, 9b3016154c91 and 873f64b791a2 (reference notes,
-//! kernel-history.md section 2); `docs/model.md` maps each function here to
+//! fd25a9e0e23b, 9b3016154c91 and 873f64b791a2 (docs/claims.md, "Sources
+//! and tags"); `docs/model.md` maps each function here to
 //! the kernel's and lists what is abstracted away.
 //!
 //! [`Memcontrol`] holds the kernel functions of this lineage as default
@@ -190,8 +190,8 @@ pub trait Memcontrol: Send + Sync + 'static {
     ///
     /// NOTE(kernel): the call to `cgroup_rstat_updated()` is not modelled:
     /// the flush visits every (CPU, memcg) pair instead of the updated tree,
-    /// which abstracts away the tree's own store-buffering race (C4/C13 in
-    /// the reference notes).
+    /// which abstracts away the tree's own store-buffering race (C4 and C13
+    /// in docs/claims.md; the `-tree` variants model it).
     fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, _memcg: u8, val: i64) {
         let x = this_cpu_add_return(&mm.stats_updates, val.abs());
         if x > mm.MEMCG_CHARGE_BATCH() {

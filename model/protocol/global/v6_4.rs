@@ -1,7 +1,7 @@
 //! mm/memcontrol.c as of v6.4 (through v6.7): `stats_flush_lock` replaced
 //! by the atomic `stats_flush_ongoing`, `flush_next_time` read and written
 //! with `READ_ONCE`/`WRITE_ONCE` (3cd9992b9302), flushes that may sleep
-//! (Yosry Ahmed's v6.4 series; reference notes, kernel-later.md section 1).
+//! (Yosry Ahmed's v6.4 series; docs/claims.md, C9; docs/model.md 3.1).
 //!
 //! The protocol is still the global one of v5.16-v6.7: one
 //! `stats_flush_threshold` counted in batches by v6.0's
@@ -59,7 +59,7 @@ use crate::vocab::Platform;
 /// has it. Its plain-store release would trip loom 0.7.3's RMW bug (a later
 /// `atomic_xchg()` reading the flag as still set after the release); the
 /// kernel layer's [`atomic_set`] issues its store as a swap under loom
-/// (`NOTE(loom)` there), and `tests/litmus.rs` pins both behaviours.
+/// (`NOTE(loom)` there), and `tests/suite/litmus.rs` pins both behaviours.
 ///
 /// NOTE(kernel): v6.4.0 has `do_flush_stats(bool atomic)` and calls
 /// `cgroup_rstat_flush_atomic()` for the atomic flushers of

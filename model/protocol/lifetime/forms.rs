@@ -1,12 +1,12 @@
 //! A memcg's death: offline, release and free (kernel/cgroup/cgroup.c,
 //! mm/memcontrol.c), racing updaters that reach the memcg through an
-//! RCU-protected pointer and a flusher (issue 12).
+//! RCU-protected pointer and a flusher (docs/model.md, section 11).
 //!
 //! The statistics path is the v6.8 lineage's code with the updated tree
 //! ([`crate::protocol::per_memcg::rstat_tree`], [`crate::protocol::per_memcg::rstat_llist`]), with
 //! the barrier pair in (`-mb`), so that the tree's own store-buffering loss
 //! (docs/findings.md section 15) does not mask a loss at death. Two forms of
-//! the lifetime steps (kernel-later.md sections 4.5 and 2.3):
+//! the lifetime steps (docs/model.md, section 11, with the kernel functions):
 //!
 //! | step | [`V6_8Life`] (v4.18-v6.14, so v6.0 too) | [`V7_1Life`] (v6.17-v7.1.5) |
 //! |---|---|---|
@@ -22,7 +22,8 @@
 //!
 //! NOTE(kernel): "free" marks the memcg freed for the observers and stores a
 //! poison value into its atomics (so that loom orders the free against every
-//! access: epoch-rcu.md section 4); the memory lives until the execution
+//! access, as loom's DPOR would otherwise treat free and use as
+//! independent); the memory lives until the execution
 //! ends. The release and free work run on the thread that queued them
 //! ([`WorkQueue`]); `queue_rcu_work()` is `synchronize_rcu()` before the
 //! work, which is the ordering the work queue gives. [`V7_1LifeV1`] adds

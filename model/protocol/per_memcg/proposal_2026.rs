@@ -3,7 +3,7 @@
 //! trigger `MEMCG_CHARGE_BATCH * num_online_cpus()` replaced by a
 //! boot-time `vmstats_flush_threshold`, in two proposed forms:
 //! `MEMCG_CHARGE_BATCH * (ilog2(num_possible_cpus()) + 1)` and
-//! `MEMCG_CHARGE_BATCH * int_sqrt(nr_cpus + 2)` (kernel-history.md 4.9).
+//! `MEMCG_CHARGE_BATCH * int_sqrt(nr_cpus + 2)` (docs/claims.md, C18).
 //!
 //! The same trigger is used by the updater's early `break`, since both go
 //! through `memcg_vmstats_needs_flush()`.

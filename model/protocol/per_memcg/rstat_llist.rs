@@ -1,7 +1,7 @@
 //! The v6.17+ form of the updated tree (kernel/cgroup/rstat.c, v6.17
 //! through v7.1.5): a lock-free per-CPU `llist` of updated nodes, drained
-//! by the flusher into the tree it then walks (kernel-history.md 3.2,
-//! kernel-later.md 4.2-4.4).
+//! by the flusher into the tree it then walks (docs/model.md, section 3.1;
+//! docs/claims.md, C13).
 //!
 //! ```text
 //! updater (CPU c)                              flusher (under the ss rstat lock, per CPU)

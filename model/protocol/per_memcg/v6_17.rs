@@ -3,7 +3,7 @@
 //! walk, re-entrant `this_cpu_*` counting, no skip of the add, and the
 //! memory subsystem's rstat lock released after every CPU.
 //!
-//! Two functions of [`Memcontrol`] change (kernel-later.md, section 4):
+//! Two functions of [`Memcontrol`] change (docs/model.md, section 3.1):
 //! `memcg_rstat_updated()` and the rstat flush (`css_rstat_flush()`, which
 //! replaces `cgroup_rstat_flush()`). The callback, the gate and the entry
 //! points are v6.8's (the `force` flag of `__mem_cgroup_flush_stats()`,

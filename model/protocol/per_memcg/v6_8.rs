@@ -8,7 +8,7 @@
 //! the rstat flush (the lock released per CPU); the 2026 proposal
 //! ([`crate::protocol::per_memcg::proposal_2026`]) overrides the trigger.
 //!
-//! State, and who touches it (kernel-later.md, section 2):
+//! State, and who touches it (the v6.8.0 and v6.12.0 trees; docs/claims.md):
 //!
 //! | model field | kernel | written by | read by |
 //! |---|---|---|---|
