@@ -5,6 +5,9 @@
 //! search (one worker, states stored as they are), for every variant of
 //! the catalogue but the lifetime wing (no updater CPUs to permute).
 //!
+//! The split search sharded over machines (`--shard I/N`, merged by
+//! `flushcheck merge`) is compared the same way on the first of them.
+//!
 //! The configurations: three interchangeable CPUs, two CPUs with the
 //! periodic work, three CPUs of two classes (values 2 and 3 cycled), and
 //! two CPUs charging a child memcg. The larger ones are compared by
@@ -13,8 +16,11 @@
 use std::time::Duration;
 
 use memcg_flush_model::cli::registry;
+use memcg_flush_model::explore::run::Shard;
 use memcg_flush_model::explore::Backend;
-use memcg_flush_model::measure::exhaustive::{growth_config, summarize, Summary};
+use memcg_flush_model::measure::exhaustive::{
+    growth_config, merge, summarize, summarize_shard, Summary,
+};
 use memcg_flush_model::protocol::{Family, Kind, Variant};
 use memcg_flush_model::Config;
 
@@ -139,4 +145,43 @@ fn reductions_equal_plain_on_a_memcg_tree() {
         ..growth_config(2, 1)
     };
     compare(&cfg, &[Family::PerMemcg]);
+}
+
+/// Three shards of the symmetric split search, merged, equal the plain
+/// search; two of the three are inconclusive.
+#[test]
+fn merged_shards_equal_plain() {
+    let cfg = growth_config(3, 1);
+    let reg = registry(Vec::new()).expect("catalogue");
+    for v in reg
+        .iter()
+        .filter(|v| v.kind != Kind::Bound && v.family == Family::Global)
+    {
+        let plain = search(&cfg, v, &reg, &dfs(false, 1));
+        let parts: Vec<Summary> = (0..3)
+            .map(|index| {
+                let shard = Shard { index, count: 3 };
+                summarize_shard(
+                    &cfg,
+                    v,
+                    &reg,
+                    &dfs(true, 2),
+                    shard,
+                    Duration::from_secs(300),
+                    None,
+                )
+                .expect("shard")
+            })
+            .collect();
+        let at = format!("{} on {cfg}: merged shards vs plain", v.name);
+        let merged = merge(&parts);
+        assert_eq!(merged.len(), 1, "{at}");
+        let m = &merged[0];
+        assert!(m.finished, "{at}: {:?}", m.stopped);
+        assert_eq!(m.verdicts, plain.verdicts, "{at}");
+        assert_eq!(m.maxima, plain.maxima, "{at}");
+        assert_eq!(m.events, plain.events, "{at}");
+        let partial = merge(&parts[..2]);
+        assert!(!partial[0].finished, "{at}: two of three shards finished");
+    }
 }
