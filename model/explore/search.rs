@@ -62,10 +62,7 @@ pub(super) fn run_dfs<S: Scenario>(
         dfs::activate(false);
         return r;
     }
-    let levels = match split_levels(knobs, shard, budget, &counter, &scenario) {
-        Ok(l) => l,
-        Err(e) => return Err(e),
-    };
+    let levels = split_levels(knobs, shard, budget, &counter, &scenario)?;
     let split = Arc::new(Split::new(levels, shard.index, shard.count));
     let visited = Arc::new(Visited::default());
     let workers = knobs.workers.max(1);

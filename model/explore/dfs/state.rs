@@ -98,7 +98,7 @@ pub(super) fn canonical(t: &Track, yielded: Option<usize>) -> Option<Key> {
 
 fn permuted(t: &Track, yielded: Option<usize>) -> Option<Key> {
     let n = t.classes.len();
-    if n < 2 || n > MAX_SYM_CPUS || t.asymmetric {
+    if !(2..=MAX_SYM_CPUS).contains(&n) || t.asymmetric {
         return None;
     }
     let sink: &dyn Sink = t.sink.as_deref()?;
