@@ -195,7 +195,8 @@ pub fn explore_shard<S: Scenario>(
                     symmetry,
                     workers,
                 };
-                if let Err(e) = run_dfs(knobs, shard, budget, counter, stats, scenario) {
+                let go = |dfs| shuttle_run(dfs, budget, counter.clone(), scenario.clone());
+                if let Err(e) = run_dfs(knobs, (shard.index, shard.count), stats, &go) {
                     panic::resume_unwind(e);
                 }
             }

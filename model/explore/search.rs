@@ -6,10 +6,8 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::explore::dfs::{self, Dfs, DfsStats, Split, Visited};
-use crate::explore::run::{shuttle_run, Counter, Scenario, Shard};
 
 /// The knobs of one exhaustive search.
 #[derive(Clone, Copy, Debug)]
@@ -28,9 +26,9 @@ impl DfsKnobs {
     }
 
     /// Whether the search is split: several workers, or one shard of
-    /// several.
-    pub(super) fn split(&self, shard: Shard) -> bool {
-        self.workers > 1 || shard.count > 1
+    /// `shards`.
+    pub(super) fn split(&self, shards: u64) -> bool {
+        self.workers > 1 || shards > 1
     }
 }
 
@@ -44,38 +42,33 @@ const PREFIXES_PER_SHARD: u64 = 128;
 const MAX_SPLIT_LEVELS: usize = 24;
 
 /// Run the search on the calling thread (one worker, one shard) or on
-/// `knobs.workers` threads; `Err` carries the first worker's panic.
-pub(super) fn run_dfs<S: Scenario>(
+/// `knobs.workers` threads; `shard` is `(index, count)`, and `go` runs one
+/// scheduler over the scenario to its end. `Err` carries the first
+/// worker's panic.
+pub(super) fn run_dfs(
     knobs: DfsKnobs,
-    shard: Shard,
-    budget: Duration,
-    counter: Counter,
+    shard: (u64, u64),
     stats: Arc<DfsStats>,
-    scenario: Arc<S>,
+    go: &(dyn Fn(Dfs) + Sync),
 ) -> std::thread::Result<()> {
-    if !knobs.split(shard) {
+    if !knobs.split(shard.1) {
         let mut dfs = knobs.scheduler();
         dfs.stats = stats;
-        let r = panic::catch_unwind(AssertUnwindSafe(|| {
-            shuttle_run(dfs, budget, counter, scenario)
-        }));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| go(dfs)));
         dfs::activate(false);
         return r;
     }
-    let levels = split_levels(knobs, shard, budget, &counter, &scenario)?;
-    let split = Arc::new(Split::new(levels, shard.index, shard.count));
+    let levels = split_levels(knobs, shard.1, go)?;
+    let split = Arc::new(Split::new(levels, shard.0, shard.1));
     let visited = Arc::new(Visited::default());
     let workers = knobs.workers.max(1);
     let results: Vec<std::thread::Result<()>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 let (split, visited, stats) = (split.clone(), visited.clone(), stats.clone());
-                let (counter, scenario) = (counter.clone(), scenario.clone());
                 s.spawn(move || {
                     let dfs = knobs.scheduler().worker(split.clone(), visited, stats);
-                    let r = panic::catch_unwind(AssertUnwindSafe(|| {
-                        shuttle_run(dfs, budget, counter, scenario)
-                    }));
+                    let r = panic::catch_unwind(AssertUnwindSafe(|| go(dfs)));
                     dfs::activate(false);
                     if r.is_err() {
                         split.stop();
@@ -95,14 +88,12 @@ pub(super) fn run_dfs<S: Scenario>(
 /// The branching levels above the prefixes: the fewest that give
 /// [`PREFIXES_PER_SHARD`] prefixes per shard, counted by short searches
 /// that stop at each prefix.
-fn split_levels<S: Scenario>(
+fn split_levels(
     knobs: DfsKnobs,
-    shard: Shard,
-    budget: Duration,
-    counter: &Counter,
-    scenario: &Arc<S>,
+    shards: u64,
+    go: &(dyn Fn(Dfs) + Sync),
 ) -> std::thread::Result<usize> {
-    let want = PREFIXES_PER_SHARD * shard.count.max(1);
+    let want = PREFIXES_PER_SHARD * shards.max(1);
     let mut last = 0;
     for levels in 1..=MAX_SPLIT_LEVELS {
         let stats = Arc::new(DfsStats::default());
@@ -110,9 +101,7 @@ fn split_levels<S: Scenario>(
         let dfs = knobs
             .scheduler()
             .worker(count, Arc::new(Visited::default()), stats.clone());
-        let r = panic::catch_unwind(AssertUnwindSafe(|| {
-            shuttle_run(dfs, budget, counter.clone(), scenario.clone())
-        }));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| go(dfs)));
         dfs::activate(false);
         r?;
         let prefixes = stats.elsewhere.load(Ordering::Relaxed);
