@@ -19,6 +19,7 @@ use crate::kernel::{atomic_add, atomic_read, atomic_set, read_once, write_once, 
 use crate::observe::monitor::Monitor;
 use crate::observe::plan::{Shared, FLUSH_TIME};
 use crate::protocol::{Env, Protocol, Variant};
+use crate::vocab::footprint;
 use crate::vocab::obs::{Actor, Obs, Sink, Var};
 use crate::vocab::Platform;
 
@@ -60,6 +61,7 @@ impl Scenario for FlushScenario {
         let sink: Arc<dyn Sink> = monitor.clone();
         let ctx = ThreadCtx::new(Actor::Main, Some(sink));
         P::install(ctx.clone());
+        footprint::cpu_classes(&cpu_classes(cfg));
         let env = Env::<P>::new_shared(cfg.clone());
         let jiffies = env.jiffies.clone();
         let proto: Arc<dyn Protocol<P>> = self.variant.flush_model().build::<P>(env);
@@ -102,6 +104,9 @@ impl Scenario for FlushScenario {
                             } else {
                                 p.mem_cgroup_flush_stats(memcg);
                             }
+                            // The flush returned: what its walk read is
+                            // dead, only the loop counter is live.
+                            P::checkpoint_locals(FLUSHED ^ i as u64);
                             if timed {
                                 atomic_add(-1, &t.flushing);
                             }
@@ -182,8 +187,34 @@ fn quiescent_reads(cfg: &Config) -> Vec<u8> {
     out
 }
 
+/// The tag of a reader's locals after its `i`-th flush call returned is
+/// `FLUSHED ^ i` (after its read, `i + 1`).
+const FLUSHED: u64 = 0xF1u64 << 48;
+
+/// Each CPU's program, for the exhaustive search's symmetry reduction
+/// (explore/dfs): CPUs that charge the same memcg with the same values run
+/// the same code ([`updates`]) and are interchangeable.
+fn cpu_classes(cfg: &Config) -> Vec<u64> {
+    use std::hash::{Hash, Hasher};
+    (0..cfg.cpus)
+        .map(|cpu| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            cfg.charge_of(cpu).hash(&mut h);
+            for k in 0..cfg.updates {
+                cfg.val(cpu, k).hash(&mut h);
+            }
+            h.finish()
+        })
+        .collect()
+}
+
 /// CPU `cpu`'s updates: `__mod_memcg_state()` with each of its values.
+///
+/// The same code on every CPU, whichever thread runs it: its locals are
+/// declared dead on entry and on exit, so that the thread of CPU 0 and main
+/// standing for the last CPU hold equal locals at equal points.
 fn updates<P: Platform>(p: &dyn Protocol<P>, cfg: &Config, cpu: usize) {
+    P::checkpoint_locals(0);
     for k in 0..cfg.updates {
         let (memcg, val) = (cfg.charge_at(cpu, k), cfg.val(cpu, k));
         p.mod_memcg_state(memcg, val);
@@ -192,6 +223,7 @@ fn updates<P: Platform>(p: &dyn Protocol<P>, cfg: &Config, cpu: usize) {
         // counter.
         P::checkpoint_locals(k as u64 + 1);
     }
+    P::checkpoint_locals(u64::MAX);
 }
 
 /// Eventual conservation: `cfg.settle` more flushes of the whole

@@ -116,6 +116,8 @@ impl Sizes {
             max_schedules: self.dfs_cap,
             sleep_sets: true,
             stateful: true,
+            symmetry: false,
+            workers: 1,
         }
     }
     fn std(&self) -> Backend {
@@ -145,6 +147,8 @@ impl Sizes {
                 max_schedules: 1_000_000,
                 sleep_sets: true,
                 stateful: true,
+                symmetry: false,
+                workers: 1,
             },
             Backend::Std { iterations: 500 },
         ]

@@ -90,6 +90,8 @@ pub fn backend(f: &Finding) -> Backend {
             max_schedules: DFS_CAP,
             sleep_sets: true,
             stateful: true,
+            symmetry: false,
+            workers: 1,
         },
     }
 }

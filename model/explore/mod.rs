@@ -13,11 +13,13 @@
 //! | [`Backend::ShuttleDfs`] | every SC interleaving, reduced by sleep sets | interleaving bugs, exactly |
 //! | [`Backend::Std`] | real OS threads, one step at a time | smoke test on hardware scheduling |
 
+mod backend;
 pub mod dfs;
 pub mod platform;
 pub mod replay;
 pub mod run;
 pub mod sched;
+mod search;
 
 pub use crate::vocab::{BackendKind, ModelAtomic, ModelCell, ModelJoinHandle, Platform, ThreadCtx};
 pub use platform::{Bare, Loom, Shuttle, StartGate, Std, MAX_LOOM_THREADS};

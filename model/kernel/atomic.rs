@@ -17,6 +17,7 @@ pub struct Atomic<P: Platform> {
 impl<P: Platform> Atomic<P> {
     /// `ATOMIC_INIT(i)` for the variable `var`.
     pub fn new(var: Var, i: i64) -> Self {
+        named(var);
         Atomic {
             a: P::Atomic::new(i),
             var,
@@ -33,6 +34,14 @@ impl<P: Platform> Atomic<P> {
     /// loom's search.
     pub(crate) fn poison(&self, v: i64) {
         store_against_rmw::<P>(&self.a, v, Ordering::Relaxed);
+    }
+}
+
+/// Cross-check a new location's kernel name against the CPU it is built
+/// for ([`crate::vocab::footprint::named_for`]).
+pub(crate) fn named(var: Var) {
+    if let Some(c) = var.cpu() {
+        crate::vocab::footprint::named_for(c);
     }
 }
 

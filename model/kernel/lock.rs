@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::kernel::atomic::{observe, store_against_rmw};
+use crate::kernel::atomic::{named, observe, store_against_rmw};
 use crate::vocab::footprint;
 use crate::vocab::obs::{Idiom, LockName, Op, Var};
 use crate::vocab::{ModelAtomic, ModelCell, Platform};
@@ -114,6 +114,7 @@ pub struct Locked<P: Platform> {
 impl<P: Platform> Locked<P> {
     /// The field `var`, starting at `v`.
     pub fn new(var: Var, v: i64) -> Self {
+        named(var);
         Locked {
             cell: P::Cell::new(v),
             var,

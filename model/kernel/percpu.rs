@@ -3,7 +3,8 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::kernel::atomic::{observe, read_once_as, write_once_as, Atomic};
+use crate::kernel::atomic::{named, observe, read_once_as, write_once_as, Atomic};
+use crate::vocab::footprint;
 use crate::vocab::obs::{Actor, Idiom, Op, Var};
 use crate::vocab::{ModelCell, Platform};
 
@@ -24,9 +25,18 @@ pub fn smp_processor_id<P: Platform>() -> usize {
 pub struct PerCpu<T>(Vec<CachePadded<T>>);
 
 impl<T> PerCpu<T> {
-    /// One instance per CPU, built by `f(cpu)`.
-    pub fn new(cpus: usize, f: impl FnMut(usize) -> T) -> Self {
-        PerCpu((0..cpus).map(f).map(CachePadded::new).collect())
+    /// One instance per CPU, built by `f(cpu)`. Everything `f(cpu)`
+    /// creates is CPU `cpu`'s for the exhaustive search's symmetry
+    /// reduction ([`footprint::owner`]).
+    pub fn new(cpus: usize, mut f: impl FnMut(usize) -> T) -> Self {
+        let v = (0..cpus)
+            .map(|cpu| {
+                footprint::owner(Some(cpu));
+                CachePadded::new(f(cpu))
+            })
+            .collect();
+        footprint::owner(None);
+        PerCpu(v)
     }
 
     /// `per_cpu_ptr(ptr, cpu)`: another CPU's instance.
@@ -58,6 +68,7 @@ pub struct CpuLocal<P: Platform> {
 impl<P: Platform> CpuLocal<P> {
     /// A counter for `var` starting at `v`.
     pub fn new(var: Var, v: i64) -> Self {
+        named(var);
         CpuLocal {
             cell: P::Cell::new(v),
             var,

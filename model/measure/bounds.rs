@@ -399,6 +399,8 @@ pub fn measure_exhaustive(
         max_schedules,
         sleep_sets: true,
         stateful: true,
+        symmetry: false,
+        workers: 1,
     };
     measure(cfg, variant, registry, &dfs, budget)
 }

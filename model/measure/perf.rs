@@ -268,11 +268,15 @@ pub fn growth(
             max_schedules: dfs_cap,
             sleep_sets: true,
             stateful: true,
+            symmetry: false,
+            workers: 1,
         },
         Backend::ShuttleDfs {
             max_schedules: dfs_cap,
             sleep_sets: true,
             stateful: false,
+            symmetry: false,
+            workers: 1,
         },
     ];
     let mut rows = Vec::new();

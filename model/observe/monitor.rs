@@ -21,7 +21,7 @@ use crate::observe::properties::hooks::{At, Ctx};
 use crate::observe::property::{Check, Property};
 use crate::observe::record::{step_text, Step};
 use crate::observe::twin::{Placement, TwinGate};
-use crate::vocab::obs::{Access, Actor, Obs, Op, Sink, Tp, Var};
+use crate::vocab::obs::{renamed, Access, Actor, Obs, Op, Sink, Tp, Var};
 use crate::vocab::Family;
 
 /// Set `actor`'s entry of `v` to `x`.
@@ -372,6 +372,53 @@ impl Sink for Monitor {
         let plan = &self.shared.plan;
         if plan.collect_outcomes || plan.target.is_some() {
             s.outcome.hash(&mut h);
+        }
+        true
+    }
+
+    /// The ghost state's and the twin gates' parts of CPU `cpu`.
+    fn digest_cpu(&self, cpu: usize, h: &mut dyn std::hash::Hasher) -> bool {
+        let s = lock(&self.state);
+        s.ghost.digest_cpu(cpu, h);
+        for twin in [&s.twin, &s.same_schedule].into_iter().flatten() {
+            if !twin.digest_cpu(cpu, h) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// As [`Monitor::digest`], with the ghost state's and the twin gates'
+    /// per-CPU parts left to [`Monitor::digest_cpu`] and every actor
+    /// renamed.
+    fn digest_renamed(&self, rename: &[usize], mut h: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        let s = lock(&self.state);
+        s.ghost.digest_renamed(rename, h);
+        for twin in [&s.twin, &s.same_schedule] {
+            match twin {
+                Some(t) if !t.digest_renamed(rename, h) => return false,
+                Some(_) => 1u8.hash(&mut h),
+                None => 0u8.hash(&mut h),
+            }
+        }
+        let r = |a: Actor| renamed(a, rename);
+        let decision: Vec<_> = s.decision.iter().map(|(a, d)| (r(*a), *d)).collect();
+        let last_read: Vec<_> = s
+            .last_read
+            .iter()
+            .map(|((a, m), v)| ((r(*a), *m), *v))
+            .collect();
+        let began: Vec<_> = s.began.iter().map(|(a, b)| (r(*a), *b)).collect();
+        (decision, last_read, s.quiescent, began, &s.eventual).hash(&mut h);
+        for (p, _) in &s.violated {
+            p.hash(&mut h);
+        }
+        let plan = &self.shared.plan;
+        if plan.collect_outcomes || plan.target.is_some() {
+            let mut outcome: Vec<_> = s.outcome.iter().map(|(a, o)| (r(*a), o)).collect();
+            outcome.sort();
+            outcome.hash(&mut h);
         }
         true
     }

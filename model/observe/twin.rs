@@ -27,7 +27,7 @@
 
 use crate::observe::ghost::{G_TWIN, G_TWIN_CPU};
 use crate::vocab::footprint::{self, GhostKind};
-use crate::vocab::obs::{Access, Actor, Obs, Op, Tp, Var};
+use crate::vocab::obs::{renamed, Access, Actor, Obs, Op, Tp, Var};
 
 /// Where the twin's skipped adds land.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,6 +50,16 @@ pub trait TwinGate: Send {
     /// Feed the gate's state into `state` for the stateful search; `false`
     /// if it cannot (the default: that search then never prunes).
     fn digest(&self, _state: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
+    /// The part of [`TwinGate::digest`] that belongs to CPU `cpu`, for the
+    /// symmetry reduction (see [`crate::vocab::obs::Sink::digest_cpu`]);
+    /// `false` (the default) if the gate cannot split its state.
+    fn digest_cpu(&self, _cpu: usize, _state: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
+    /// The rest, CPU `c` written as `rename[c]`.
+    fn digest_renamed(&self, _rename: &[usize], _state: &mut dyn std::hash::Hasher) -> bool {
         false
     }
 }
@@ -218,6 +228,22 @@ impl TwinGate for GlobalGate {
         true
     }
 
+    fn digest_cpu(&self, c: usize, mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        (self.su[c], self.pending[c], self.wrote[c], self.deferred[c]).hash(&mut state);
+        true
+    }
+
+    fn digest_renamed(&self, rename: &[usize], mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        (self.n, self.batch, self.placement, self.thr).hash(&mut state);
+        self.open.len().hash(&mut state);
+        for (a, walked) in &self.open {
+            (renamed(*a, rename), walked).hash(&mut state);
+        }
+        true
+    }
+
     fn describe(&self) -> String {
         format!(
             "v5.19's gate over the same history reads stats_flush_threshold = {} > {}",
@@ -376,6 +402,32 @@ impl TwinGate for PerMemcgGate {
     fn digest(&self, mut state: &mut dyn std::hash::Hasher) -> bool {
         use std::hash::Hash;
         (&self.pc, &self.atomic, &self.cur, &self.open).hash(&mut state);
+        true
+    }
+
+    fn digest_cpu(&self, c: usize, mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        for pc in &self.pc {
+            pc[c].hash(&mut state);
+        }
+        self.cur[c].hash(&mut state);
+        let cpus = self.cfg.cpus;
+        for (_, walked) in &self.open {
+            let bits = (0..self.pc.len())
+                .map(|m| (walked >> (m * cpus + c)) & 1)
+                .fold(0u64, |acc, b| acc << 1 | b);
+            bits.hash(&mut state);
+        }
+        true
+    }
+
+    fn digest_renamed(&self, rename: &[usize], mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        self.atomic.hash(&mut state);
+        self.open.len().hash(&mut state);
+        for (a, _) in &self.open {
+            renamed(*a, rename).hash(&mut state);
+        }
         true
     }
 

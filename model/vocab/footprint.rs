@@ -15,6 +15,14 @@
 //!   ([`spin_snapshot`], [`spin_restore`]); without this a wait would never
 //!   reach a state explored before.
 //!
+//! - *walks*: a flusher's walk over the CPUs declares, after each CPU, that
+//!   nothing it read is live any more ([`walk_begin`], [`walk_done`]), so
+//!   that its locals name the set of CPUs walked rather than what it read;
+//! - *ownership*: which CPU a location belongs to ([`owner`], set while
+//!   per-CPU data is built) and which CPUs run the same program
+//!   ([`cpu_classes`]), so that the search can treat interchangeable CPUs
+//!   as one under its symmetry reduction (explore/dfs, docs/exhaustive.md).
+//!
 //! The search installs a [`Recorder`] once ([`install`]); until then, and
 //! on every backend but the depth-first one, each call here is a load and
 //! a branch. LKMM keeps its vocabulary (`linux-kernel.bell`) apart from
@@ -42,6 +50,11 @@ pub type GhostLoc = u32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SpinSnapshot(pub [u64; 3]);
 
+/// A task's local state as the search tracks it when it begins a walk over
+/// the CPUs ([`walk_begin`]): opaque here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkEntry(pub [u64; 4]);
+
 /// What a search installs to be told of footprints and spin waits.
 pub trait Recorder: Send + Sync {
     /// The running step touches ghost location `loc`.
@@ -53,6 +66,21 @@ pub trait Recorder: Send + Sync {
     fn spin_snapshot(&self) -> Option<SpinSnapshot>;
     /// Restore the running task's local state to `snap`.
     fn spin_restore(&self, snap: SpinSnapshot);
+    /// The running task's local state as a walk over the CPUs begins.
+    fn walk_begin(&self) -> Option<WalkEntry> {
+        None
+    }
+    /// The walk begun at `entry` has visited the CPUs of `done` (a mask).
+    fn walk_done(&self, _entry: WalkEntry, _done: u64) {}
+    /// Locations created from now on by the running thread belong to CPU
+    /// `cpu` (`None`: to no CPU).
+    fn owner(&self, _cpu: Option<usize>) {}
+    /// A location named for CPU `cpu` is being created: if it is not being
+    /// built as that CPU's, the execution cannot be permuted.
+    fn named_for(&self, _cpu: usize) {}
+    /// The CPUs' programs: CPUs of equal class run the same code on the
+    /// same values and may be permuted.
+    fn cpu_classes(&self, _classes: &[u64]) {}
 }
 
 static RECORDER: OnceLock<&'static dyn Recorder> = OnceLock::new();
@@ -87,5 +115,47 @@ pub fn spin_snapshot() -> Option<SpinSnapshot> {
 pub fn spin_restore(snap: Option<SpinSnapshot>) {
     if let (Some(r), Some(s)) = (RECORDER.get(), snap) {
         r.spin_restore(s);
+    }
+}
+
+/// A walk over the CPUs (a flush) begins: the running task's locals now
+/// are its entry, which [`walk_done`] keeps.
+pub fn walk_begin() -> Option<WalkEntry> {
+    RECORDER.get().and_then(|r| r.walk_begin())
+}
+
+/// The walk begun at `entry` has visited the CPUs of `done` (bit `c` for
+/// CPU `c`) and holds nothing it read from them: the running task's locals
+/// are `entry` and the set `done` (which the symmetry reduction renames
+/// with the CPUs), not the values the walk read.
+pub fn walk_done(entry: Option<WalkEntry>, done: u64) {
+    if let (Some(r), Some(e)) = (RECORDER.get(), entry) {
+        r.walk_done(e, done);
+    }
+}
+
+/// Locations created from now on by the calling thread belong to CPU `cpu`
+/// (`None`: to no CPU). `PerCpu::new` sets this around each CPU's
+/// instance.
+pub fn owner(cpu: Option<usize>) {
+    if let Some(r) = RECORDER.get() {
+        r.owner(cpu);
+    }
+}
+
+/// A location whose kernel name says it is CPU `cpu`'s is being created
+/// (a cross-check of [`owner`]: one built outside `PerCpu::new` makes the
+/// execution unpermutable, never wrongly permuted).
+pub fn named_for(cpu: usize) {
+    if let Some(r) = RECORDER.get() {
+        r.named_for(cpu);
+    }
+}
+
+/// The scenario declares its CPUs' programs: CPU `c` runs program
+/// `classes[c]`; CPUs of one class are interchangeable.
+pub fn cpu_classes(classes: &[u64]) {
+    if let Some(r) = RECORDER.get() {
+        r.cpu_classes(classes);
     }
 }

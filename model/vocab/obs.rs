@@ -194,6 +194,20 @@ pub enum Var {
 }
 
 impl Var {
+    /// The CPU a per-CPU variable belongs to, if any.
+    pub fn cpu(self) -> Option<usize> {
+        match self {
+            Var::State { cpu, .. }
+            | Var::StatePrev { cpu, .. }
+            | Var::StatsUpdates { cpu, .. }
+            | Var::UpdatedNext { cpu, .. }
+            | Var::LlistNode { cpu, .. }
+            | Var::LlistHead { cpu }
+            | Var::Other { cpu: Some(cpu), .. } => Some(cpu as usize),
+            _ => None,
+        }
+    }
+
     /// The memcg a variable belongs to, if any.
     pub fn memcg(self) -> Option<u8> {
         match self {
@@ -563,5 +577,33 @@ pub trait Sink: Send + Sync {
     /// search then never prunes this execution (the default).
     fn digest(&self, _state: &mut dyn std::hash::Hasher) -> bool {
         false
+    }
+
+    /// The symmetry reduction's split of [`Sink::digest`]: feed into
+    /// `state` everything of the observer state that belongs to updater
+    /// CPU `cpu` (its per-CPU counters, what walks read of it).
+    /// [`Sink::digest_renamed`] feeds the rest. `false` (the default):
+    /// the observer cannot be permuted, and the search does not reduce by
+    /// symmetry.
+    fn digest_cpu(&self, _cpu: usize, _state: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
+
+    /// Everything [`Sink::digest_cpu`] left out, with every CPU number `c`
+    /// written as `rename[c]` (an actor `Cpu(c)`, a CPU field). The two
+    /// must fix the observer state up to the renaming: equal per-CPU parts
+    /// at renamed places and equal renamed rests mean one observer state is
+    /// the other with its CPUs permuted.
+    fn digest_renamed(&self, _rename: &[usize], _state: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
+}
+
+/// `actor` with its CPU number written as `rename[c]` (other actors as they
+/// are): what [`Sink::digest_renamed`] hashes in place of an actor.
+pub fn renamed(actor: Actor, rename: &[usize]) -> Actor {
+    match actor {
+        Actor::Cpu(c) => Actor::Cpu(rename.get(c).copied().unwrap_or(c)),
+        a => a,
     }
 }

@@ -195,12 +195,15 @@ pub fn pct(iterations: usize) -> Backend {
     }
 }
 
-/// The depth-first SC search.
+/// The depth-first SC search (one worker, no symmetry reduction: the
+/// reference the reduced searches are compared with).
 pub fn dfs(max_schedules: usize, sleep_sets: bool, stateful: bool) -> Backend {
     Backend::ShuttleDfs {
         max_schedules,
         sleep_sets,
         stateful,
+        symmetry: false,
+        workers: 1,
     }
 }
 

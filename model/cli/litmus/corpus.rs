@@ -61,6 +61,8 @@ pub fn dfs() -> Backend {
         max_schedules: 1_000_000,
         sleep_sets: true,
         stateful: false,
+        symmetry: false,
+        workers: 1,
     }
 }
 

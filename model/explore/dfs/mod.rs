@@ -45,20 +45,22 @@
 
 mod digest;
 mod record;
+mod split;
+mod state;
+mod track;
 
 pub use crate::vocab::footprint::{GhostKind, GhostLoc};
 pub use digest::{Digest, PassThrough};
 pub use record::{
     access, activate, checkpoint_locals, created, global, install_recorder, new_execution, next_id,
-    opaque, set_sink, silent, Footprint,
+    opaque, set_role, set_sink, silent, Footprint,
 };
+pub use split::{Split, Visited};
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use record::{chosen, set_mode, state_digest, take, FOOTPRINTS, STATE};
+use record::{chosen, set_mode, take, with_track, FOOTPRINTS, STATE};
 
 /// One decision of the search.
 struct Level {
@@ -70,6 +72,8 @@ struct Level {
     fps: Vec<Option<Footprint>>,
     /// Tasks asleep on arrival, with their steps' footprints.
     sleep: Vec<(usize, Footprint)>,
+    /// Branching levels (more than one choice) above this one.
+    above: usize,
 }
 
 impl Level {
@@ -96,8 +100,13 @@ impl Level {
 /// Counters of a depth-first search, shared with a progress reporter.
 #[derive(Debug, Default)]
 pub struct DfsStats {
-    /// Set once every schedule has been run.
-    pub exhausted: AtomicBool,
+    /// Workers (searches sharing these counters) that ran every schedule
+    /// of their part.
+    pub exhausted: AtomicU64,
+    /// Schedules started, by every worker.
+    pub started: AtomicU64,
+    /// Schedules stopped at a prefix another worker or shard searches.
+    pub elsewhere: AtomicU64,
     /// Schedules stopped because every runnable thread was asleep.
     pub pruned: AtomicU64,
     /// Deepest level reached.
@@ -114,15 +123,26 @@ pub struct Dfs {
     depth: usize,
     started: u64,
     cap: u64,
+    /// The split between workers and shards, if any ([`split`]).
+    split: Option<Arc<Split>>,
+    /// Prefixes met so far, in order.
+    prefixes: u64,
+    /// The ticket held: the place of the prefix this worker searches next.
+    ticket: Option<u64>,
+    /// The level of the prefix being searched.
+    root: Option<usize>,
     /// What the search has done so far.
     pub stats: Arc<DfsStats>,
     sleep_sets: bool,
     stateful: bool,
+    /// Store states by their canonical digest under permutations of
+    /// interchangeable CPUs ([`state`]).
+    symmetry: bool,
     /// The running schedule was pruned and only runs to its end.
     draining: bool,
     /// Per state digest, the sleep set (a mask of task ids) it was
     /// explored with: every choice outside it was explored from there.
-    visited: HashMap<Digest, u64, BuildHasherDefault<PassThrough>>,
+    visited: Arc<Visited>,
 }
 
 impl Dfs {
@@ -135,12 +155,38 @@ impl Dfs {
             depth: 0,
             started: 0,
             cap,
+            split: None,
+            prefixes: 0,
+            ticket: None,
+            root: None,
             stats: Arc::new(DfsStats::default()),
             sleep_sets,
             stateful,
+            symmetry: false,
             draining: false,
-            visited: HashMap::default(),
+            visited: Arc::default(),
         }
+    }
+
+    /// One worker of a search split by `split`, sharing `visited` and
+    /// `stats` with the others.
+    pub fn worker(
+        mut self,
+        split: Arc<Split>,
+        visited: Arc<Visited>,
+        stats: Arc<DfsStats>,
+    ) -> Self {
+        self.split = Some(split);
+        self.visited = visited;
+        self.stats = stats;
+        self
+    }
+
+    /// Store states by their canonical digest under permutations of
+    /// interchangeable CPUs (stateful searches only).
+    pub fn with_symmetry(mut self, on: bool) -> Self {
+        self.symmetry = on;
+        self
     }
 
     /// File the footprint of the step that just ended under its choice.
@@ -148,7 +194,11 @@ impl Dfs {
         let fp = take();
         if self.depth > 0 {
             let l = &mut self.levels[self.depth - 1];
-            l.fps[l.idx] = Some(fp);
+            // A replayed step's footprint was filed when it first ran (and
+            // was not recorded now).
+            if l.fps[l.idx].is_none() {
+                l.fps[l.idx] = Some(fp);
+            }
         }
     }
 
@@ -169,28 +219,66 @@ impl Dfs {
     /// contained in `sleep` (then everything explorable from here was
     /// explored); otherwise it is recorded as explored with `sleep`.
     fn seen_before(&mut self, sleep: &[(usize, Footprint)], yielded: Option<usize>) -> bool {
-        let Some(d) = state_digest(yielded) else {
+        let key = with_track(|t| {
+            if self.symmetry {
+                state::canonical(t, yielded)
+            } else {
+                state::plain(t, yielded)
+            }
+        });
+        let Some(key) = key else {
             return false;
         };
-        if sleep.iter().any(|(t, _)| *t >= 64) {
+        if sleep.iter().any(|(t, _)| key.bit(*t) >= 64) {
             return false;
         }
-        let mask = sleep.iter().fold(0u64, |m, (t, _)| m | 1u64 << *t);
-        match self.visited.get_mut(&d) {
-            Some(stored) if *stored & !mask == 0 => true,
-            Some(stored) => {
-                // Explored before with a sleep set this one does not
-                // contain: explore again with this one; from now on the
-                // state counts as explored with what both left out.
-                *stored &= mask;
-                false
-            }
-            None => {
-                self.visited.insert(d, mask);
+        let mask = sleep.iter().fold(0u64, |m, (t, _)| m | 1u64 << key.bit(*t));
+        match self.visited.check(key.digest, mask) {
+            split::Seen::Explored => true,
+            split::Seen::Again => false,
+            split::Seen::New => {
                 self.stats.states.fetch_add(1, Ordering::Relaxed);
                 false
             }
         }
+    }
+
+    /// A new level with `above` branching levels above it is the root of a
+    /// prefix: whether this worker searches it (taking a ticket if it holds
+    /// none).
+    fn take_prefix(&mut self, above: usize) -> bool {
+        let Some(split) = self.split.clone() else {
+            return true;
+        };
+        let is_root = above == split.levels
+            && match self.depth.checked_sub(1) {
+                None => split.levels == 0,
+                Some(d) => self.levels[d].above < split.levels,
+            };
+        if !is_root {
+            return true;
+        }
+        let p = self.prefixes;
+        self.prefixes += 1;
+        let Some(place) = split.ours(p) else {
+            return false;
+        };
+        let ticket = *self.ticket.get_or_insert_with(|| split.ticket());
+        assert!(
+            place <= ticket,
+            "flushcheck: the split search met prefix {place} while holding ticket {ticket}: the workers' trees differ"
+        );
+        if place == ticket {
+            self.root = Some(self.depth);
+        }
+        place == ticket
+    }
+
+    /// Whether states may be stored at a level with `above` branching
+    /// levels above it: not above the prefixes of a split search, whose
+    /// levels every worker must meet alike.
+    fn caches_at(&self, above: usize) -> bool {
+        self.split.as_ref().is_none_or(|s| above >= s.levels)
     }
 }
 
@@ -198,6 +286,9 @@ impl shuttle::scheduler::Scheduler for Dfs {
     fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
         set_mode(if self.stateful { STATE } else { FOOTPRINTS });
         self.draining = false;
+        if self.split.as_ref().is_some_and(|s| s.stopped()) {
+            return None;
+        }
         if self.started > 0 {
             self.levels.truncate(self.depth);
             while let Some(l) = self.levels.last_mut() {
@@ -207,12 +298,17 @@ impl shuttle::scheduler::Scheduler for Dfs {
                 }
                 self.levels.pop();
             }
+            if self.root.is_some_and(|r| self.levels.len() <= r) {
+                // The prefix's subtree is done: the next one needs a ticket.
+                self.root = None;
+                self.ticket = None;
+            }
             if self.levels.is_empty() {
-                self.stats.exhausted.store(true, Ordering::Relaxed);
+                self.stats.exhausted.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
         }
-        if self.started == self.cap {
+        if self.stats.started.fetch_add(1, Ordering::Relaxed) >= self.cap {
             return None;
         }
         self.started += 1;
@@ -252,7 +348,7 @@ impl shuttle::scheduler::Scheduler for Dfs {
             let l = &self.levels[self.depth];
             self.depth += 1;
             let t = l.choices[l.idx];
-            chosen(t);
+            chosen(t, l.fps[l.idx].is_some());
             return Some(t.into());
         }
         let sleep = match self.depth {
@@ -274,7 +370,19 @@ impl shuttle::scheduler::Scheduler for Dfs {
             self.drain();
             return self.next_task(runnable, current, is_yielding);
         };
-        if self.stateful && self.seen_before(&sleep, yielded.map(usize::from)) {
+        let above = self.depth.checked_sub(1).map_or(0, |d| {
+            let l = &self.levels[d];
+            l.above + usize::from(l.choices.len() > 1)
+        });
+        if !self.take_prefix(above) {
+            self.stats.elsewhere.fetch_add(1, Ordering::Relaxed);
+            self.drain();
+            return self.next_task(runnable, current, is_yielding);
+        }
+        if self.stateful
+            && self.caches_at(above)
+            && self.seen_before(&sleep, yielded.map(usize::from))
+        {
             self.stats.revisits.fetch_add(1, Ordering::Relaxed);
             self.drain();
             return self.next_task(runnable, current, is_yielding);
@@ -285,12 +393,13 @@ impl shuttle::scheduler::Scheduler for Dfs {
             idx: 0,
             fps: vec![None; n],
             sleep,
+            above,
         });
         self.depth += 1;
         self.stats
             .max_depth
             .fetch_max(self.depth as u64, Ordering::Relaxed);
-        chosen(first);
+        chosen(first, false);
         Some(first.into())
     }
 

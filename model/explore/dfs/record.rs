@@ -7,10 +7,11 @@
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
-use crate::vocab::footprint::{self, GhostKind, GhostLoc, Recorder, SpinSnapshot};
-use crate::vocab::obs::Sink;
+use crate::vocab::footprint::{self, GhostKind, GhostLoc, Recorder, SpinSnapshot, WalkEntry};
+use crate::vocab::obs::{Actor, Sink};
 
 use super::digest::Digest;
+use super::track::{Local, Track, MAX_SYM_CPUS};
 
 /// Everything one step touched.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -42,48 +43,6 @@ impl Footprint {
     }
 }
 
-/// What the stateful search knows of one task's local state: the steps it
-/// has taken and a digest of the values its operations returned, since it
-/// started or since it last declared its locals dead
-/// ([`checkpoint_locals`]). A task's code is deterministic, so these fix
-/// where it is and what its locals hold.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-struct Local {
-    steps: u64,
-    seen: Digest,
-}
-
-/// The execution as the stateful search tracks it.
-#[derive(Default)]
-struct Track {
-    /// The value of every atomic and cell, by id.
-    mem: Vec<i64>,
-    /// Per task id.
-    tasks: Vec<Local>,
-    /// The task running the current step.
-    current: usize,
-    /// The execution's observer.
-    sink: Option<Arc<dyn Sink>>,
-    /// Some state could not be digested: never prune this execution.
-    opaque: bool,
-}
-
-impl Track {
-    fn task(&mut self, t: usize) -> &mut Local {
-        if self.tasks.len() <= t {
-            self.tasks.resize(t + 1, Local::default());
-        }
-        &mut self.tasks[t]
-    }
-
-    fn set(&mut self, id: usize, v: i64) {
-        if self.mem.len() <= id {
-            self.mem.resize(id + 1, 0);
-        }
-        self.mem[id] = v;
-    }
-}
-
 /// Recording off, footprints only, or footprints and state.
 pub(super) const OFF: u8 = 0;
 pub(super) const FOOTPRINTS: u8 = 1;
@@ -92,6 +51,8 @@ pub(super) const STATE: u8 = 2;
 thread_local! {
     static MODE: Cell<u8> = const { Cell::new(OFF) };
     static SILENT: Cell<bool> = const { Cell::new(false) };
+    /// The running step replays one whose footprint is known already.
+    static REPLAY: Cell<bool> = const { Cell::new(false) };
     static NEXT_ID: Cell<usize> = const { Cell::new(0) };
     static CURRENT: RefCell<Footprint> = RefCell::new(Footprint::default());
     static TRACK: RefCell<Track> = RefCell::new(Track::default());
@@ -114,19 +75,16 @@ pub fn access(id: usize, read: Option<i64>, written: Option<i64>) {
     if m == OFF {
         return;
     }
-    CURRENT.with(|c| c.borrow_mut().mem.push((id, written.is_some())));
+    if !REPLAY.with(Cell::get) {
+        CURRENT.with(|c| c.borrow_mut().mem.push((id, written.is_some())));
+    }
     if m == STATE {
         TRACK.with(|t| {
             let mut t = t.borrow_mut();
             if let Some(v) = written {
                 t.set(id, v);
             }
-            let cur = t.current;
-            let seen = &mut t.task(cur).seen;
-            seen.word(id as u64 | u64::from(written.is_some()) << 40);
-            if let Some(r) = read {
-                seen.word(r as u64);
-            }
+            t.accessed(id, read, written.is_some());
         });
     }
 }
@@ -134,7 +92,7 @@ pub fn access(id: usize, read: Option<i64>, written: Option<i64>) {
 /// Record the initial value of a new location `id`.
 pub fn created(id: usize, v: i64) {
     if mode() == STATE {
-        TRACK.with(|t| t.borrow_mut().set(id, v));
+        TRACK.with(|t| t.borrow_mut().created(id, v));
     }
 }
 
@@ -164,7 +122,12 @@ pub fn checkpoint_locals(tag: u64) {
             let cur = t.current;
             let mut seen = Digest::default();
             seen.word(0xC4EC_7901_0000_0000 ^ tag);
-            *t.task(cur) = Local { steps: 0, seen };
+            *t.task(cur) = Local {
+                steps: 0,
+                seen,
+                pins: 0,
+                walked: 0,
+            };
         });
     }
 }
@@ -186,10 +149,11 @@ fn spin_restore(snap: SpinSnapshot) {
         TRACK.with(|t| {
             let mut t = t.borrow_mut();
             let cur = t.current;
-            *t.task(cur) = Local {
-                steps,
-                seen: Digest { a, b },
-            };
+            let l = t.task(cur);
+            // The retry re-read what the first failure read: the CPUs it
+            // pinned are pinned already.
+            l.steps = steps;
+            l.seen = Digest { a, b };
         });
     }
 }
@@ -212,6 +176,80 @@ impl Recorder for DfsRecorder {
     fn spin_restore(&self, snap: SpinSnapshot) {
         spin_restore(snap);
     }
+    fn walk_begin(&self) -> Option<WalkEntry> {
+        (mode() == STATE).then(|| {
+            TRACK.with(|t| {
+                let mut t = t.borrow_mut();
+                let cur = t.current;
+                let l = *t.task(cur);
+                WalkEntry([l.steps, l.seen.a, l.seen.b, l.pins])
+            })
+        })
+    }
+    fn walk_done(&self, entry: WalkEntry, done: u64) {
+        if mode() == STATE {
+            let [steps, a, b, pins] = entry.0;
+            TRACK.with(|t| {
+                let mut t = t.borrow_mut();
+                let cur = t.current;
+                let mut seen = Digest::default();
+                for w in [0x3A1C_0000_0000_0000, steps, a, b] {
+                    seen.word(w);
+                }
+                *t.task(cur) = Local {
+                    steps: 0,
+                    seen,
+                    pins,
+                    walked: done,
+                };
+            });
+        }
+    }
+    fn owner(&self, cpu: Option<usize>) {
+        if mode() == STATE {
+            TRACK.with(|t| {
+                let mut t = t.borrow_mut();
+                match cpu {
+                    Some(c) if c >= MAX_SYM_CPUS => {
+                        t.asymmetric = true;
+                        t.building = None;
+                    }
+                    c => t.building = c.map(|c| c as u8),
+                }
+            });
+        }
+    }
+    fn named_for(&self, cpu: usize) {
+        if mode() == STATE {
+            TRACK.with(|t| {
+                let mut t = t.borrow_mut();
+                if t.building.map(usize::from) != Some(cpu) {
+                    t.asymmetric = true;
+                }
+            });
+        }
+    }
+    fn cpu_classes(&self, classes: &[u64]) {
+        if mode() == STATE {
+            TRACK.with(|t| t.borrow_mut().classes = classes.to_vec());
+        }
+    }
+}
+
+/// The running task plays `actor` from now on: a task standing for a CPU
+/// is one the symmetry reduction may permute with the others of its class.
+pub fn set_role(actor: Actor) {
+    if mode() == STATE {
+        TRACK.with(|t| {
+            let mut t = t.borrow_mut();
+            let cur = t.current;
+            let cpu = match actor {
+                Actor::Cpu(c) => Some(c),
+                _ => None,
+            };
+            t.set_role(cur, cpu);
+        });
+    }
 }
 
 /// Install the search's recorder behind the footprint hook (idempotent).
@@ -221,7 +259,7 @@ pub fn install_recorder() {
 
 /// Record that the running step touches ghost location `loc`.
 fn ghost(loc: GhostLoc, kind: GhostKind) {
-    if mode() != OFF {
+    if mode() != OFF && !REPLAY.with(Cell::get) {
         CURRENT.with(|c| c.borrow_mut().ghost.push((loc, kind)));
     }
 }
@@ -245,6 +283,7 @@ pub fn activate(on: bool) {
 pub(super) fn set_mode(m: u8) {
     MODE.with(|a| a.set(m));
     SILENT.with(|a| a.set(false));
+    REPLAY.with(|a| a.set(false));
     new_execution();
 }
 
@@ -269,8 +308,11 @@ pub fn new_execution() {
     TRACK.with(|t| *t.borrow_mut() = Track::default());
 }
 
-/// The task `t` takes the next step.
-pub(super) fn chosen(t: usize) {
+/// The task `t` takes the next step; `replay`: a step whose footprint the
+/// search knows already (a schedule's prefix runs again), so that only its
+/// state is tracked.
+pub(super) fn chosen(t: usize, replay: bool) {
+    REPLAY.with(|r| r.set(replay));
     TRACK.with(|tr| {
         let mut tr = tr.borrow_mut();
         tr.current = t;
@@ -278,33 +320,7 @@ pub(super) fn chosen(t: usize) {
     });
 }
 
-/// The digest of the current state: every location's value, every task's
-/// local state, the task that may not run next (it just yielded), and the
-/// observer's state. `None` if some of it cannot be digested.
-pub(super) fn state_digest(yielded: Option<usize>) -> Option<Digest> {
-    let sink = TRACK.with(|t| {
-        let t = t.borrow();
-        (!t.opaque).then(|| t.sink.clone())
-    })?;
-    let mut d = Digest::default();
-    TRACK.with(|t| {
-        let t = t.borrow();
-        d.word(t.mem.len() as u64);
-        for v in &t.mem {
-            d.word(*v as u64);
-        }
-        d.word(t.tasks.len() as u64);
-        for l in &t.tasks {
-            d.word(l.steps);
-            d.word(l.seen.a);
-            d.word(l.seen.b);
-        }
-    });
-    d.word(yielded.map_or(u64::MAX, |t| t as u64));
-    if let Some(s) = sink {
-        if !s.digest(&mut d) {
-            return None;
-        }
-    }
-    Some(d)
+/// Run `f` on the execution as tracked so far.
+pub(super) fn with_track<R>(f: impl FnOnce(&Track) -> R) -> R {
+    TRACK.with(|t| f(&t.borrow()))
 }

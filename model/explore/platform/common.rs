@@ -49,6 +49,9 @@ macro_rules! ctx_fns {
         ctx_fns!($key, |_: &$crate::vocab::ThreadCtx| {});
     };
     ($key:ident, $on_install:expr) => {
+        ctx_fns!($key, $on_install, |_: $crate::vocab::Actor| {});
+    };
+    ($key:ident, $on_install:expr, $on_actor:expr) => {
         fn install(ctx: $crate::vocab::ThreadCtx) {
             ($on_install)(&ctx);
             $key.with(|c| *c.borrow_mut() = Some(ctx));
@@ -61,6 +64,7 @@ macro_rules! ctx_fns {
                 .unwrap_or_else(|| $crate::explore::platform::common::no_ctx())
         }
         fn set_actor(actor: $crate::vocab::Actor) {
+            ($on_actor)(actor);
             $key.with(|c| {
                 if let Some(c) = c.borrow_mut().as_mut() {
                     c.actor = actor;

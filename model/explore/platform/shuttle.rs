@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::panic;
 use std::sync::atomic::Ordering;
 
-use super::common::ctx_fns;
+use super::common::no_ctx;
 use crate::explore::dfs;
 use crate::vocab::{
     Actor, BackendKind, ModelAtomic, ModelCell, ModelJoinHandle, Platform, ThreadCtx,
@@ -17,17 +17,41 @@ use crate::vocab::{
 /// ([`dfs`]) after shuttle's scheduling point, so that the access is
 /// counted in the step it starts: which atomic, the value the operation
 /// returned and the value it left.
-pub struct ShuttleAtomic(shuttle::sync::atomic::AtomicI64, usize);
+///
+/// It keeps a copy of its value beside shuttle's. A schedule the search
+/// has pruned ([`dfs::silent`]) only runs to its end so that its tasks
+/// finish; its operations then use the copy alone and are no scheduling
+/// points, so that a task runs on until it yields, blocks or ends. Only one
+/// task runs at a time, so the copy needs no more than `Relaxed`.
+pub struct ShuttleAtomic {
+    a: shuttle::sync::atomic::AtomicI64,
+    id: usize,
+    copy: std::sync::atomic::AtomicI64,
+}
 
 impl ShuttleAtomic {
+    /// Run `f` on shuttle's atomic (a scheduling point) and report it, or,
+    /// in a pruned schedule, `g` on the copy; the copy takes the value the
+    /// operation left either way.
     fn op<R>(
         &self,
         f: impl FnOnce(&shuttle::sync::atomic::AtomicI64) -> R,
+        g: impl FnOnce(i64) -> R,
         values: impl FnOnce(&R) -> (Option<i64>, Option<i64>),
     ) -> R {
-        let r = f(&self.0);
+        let silent = dfs::silent();
+        let r = if silent {
+            g(self.copy.load(Ordering::Relaxed))
+        } else {
+            f(&self.a)
+        };
         let (read, written) = values(&r);
-        dfs::access(self.1, read, written);
+        if !silent {
+            dfs::access(self.id, read, written);
+        }
+        if let Some(w) = written {
+            self.copy.store(w, Ordering::Relaxed);
+        }
         r
     }
 }
@@ -36,19 +60,27 @@ impl ModelAtomic for ShuttleAtomic {
     fn new(v: i64) -> Self {
         let id = dfs::next_id();
         dfs::created(id, v);
-        ShuttleAtomic(shuttle::sync::atomic::AtomicI64::new(v), id)
+        ShuttleAtomic {
+            a: shuttle::sync::atomic::AtomicI64::new(v),
+            id,
+            copy: std::sync::atomic::AtomicI64::new(v),
+        }
     }
     fn load(&self, order: Ordering) -> i64 {
-        self.op(|a| a.load(order), |r| (Some(*r), None))
+        self.op(|a| a.load(order), |x| x, |r| (Some(*r), None))
     }
     fn store(&self, v: i64, order: Ordering) {
-        self.op(|a| a.store(v, order), |_| (None, Some(v)))
+        self.op(|a| a.store(v, order), |_| (), |_| (None, Some(v)))
     }
     fn fetch_add(&self, v: i64, order: Ordering) -> i64 {
-        self.op(|a| a.fetch_add(v, order), |r| (Some(*r), Some(r + v)))
+        self.op(
+            |a| a.fetch_add(v, order),
+            |x| x,
+            |r| (Some(*r), Some(r + v)),
+        )
     }
     fn swap(&self, v: i64, order: Ordering) -> i64 {
-        self.op(|a| a.swap(v, order), |r| (Some(*r), Some(v)))
+        self.op(|a| a.swap(v, order), |x| x, |r| (Some(*r), Some(v)))
     }
     fn compare_exchange(
         &self,
@@ -60,6 +92,7 @@ impl ModelAtomic for ShuttleAtomic {
         // A failed compare-and-exchange only reads.
         self.op(
             |a| a.compare_exchange(current, new, success, failure),
+            |x| if x == current { Ok(x) } else { Err(x) },
             |r| match r {
                 Ok(old) => (Some(*old), Some(new)),
                 Err(found) => (Some(*found), None),
@@ -118,8 +151,22 @@ impl<T> ModelJoinHandle<T> for shuttle::thread::JoinHandle<T> {
 #[derive(Debug)]
 pub struct Shuttle;
 
-shuttle::thread_local! {
-    static SHUTTLE_CTX: RefCell<Option<ThreadCtx>> = const { RefCell::new(None) };
+thread_local! {
+    /// Each task's context, by shuttle task id, for the executions this OS
+    /// thread runs (each task installs its own first). std's thread-local
+    /// under shuttle's task id costs far less than shuttle's per-task
+    /// storage, which every observation and every per-CPU access reads.
+    static SHUTTLE_CTX: RefCell<Vec<Option<ThreadCtx>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The running shuttle task.
+fn me() -> usize {
+    usize::from(shuttle::current::me())
+}
+
+/// `f` on the running task's context, if it has one.
+fn with_ctx<R>(f: impl FnOnce(&mut ThreadCtx) -> R) -> Option<R> {
+    SHUTTLE_CTX.with(|c| c.borrow_mut().get_mut(me()).and_then(Option::as_mut).map(f))
 }
 
 impl Platform for Shuttle {
@@ -150,9 +197,41 @@ impl Platform for Shuttle {
     fn checkpoint_locals(tag: u64) {
         dfs::checkpoint_locals(tag);
     }
-    ctx_fns!(SHUTTLE_CTX, |ctx: &ThreadCtx| {
+    fn install(ctx: ThreadCtx) {
         if ctx.actor == Actor::Main {
             dfs::set_sink(ctx.sink.clone());
         }
-    });
+        dfs::set_role(ctx.actor);
+        let t = me();
+        SHUTTLE_CTX.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() <= t {
+                c.resize(t + 1, None);
+            }
+            c[t] = Some(ctx);
+        });
+    }
+    fn uninstall() {
+        let t = me();
+        SHUTTLE_CTX.with(|c| {
+            if let Some(x) = c.borrow_mut().get_mut(t) {
+                *x = None;
+            }
+        });
+    }
+    fn actor() -> Actor {
+        with_ctx(|c| c.actor).unwrap_or_else(|| no_ctx())
+    }
+    fn set_actor(actor: Actor) {
+        dfs::set_role(actor);
+        with_ctx(|c| c.actor = actor);
+    }
+    fn emit(make: impl FnOnce() -> crate::vocab::Obs) {
+        if dfs::silent() {
+            return;
+        }
+        if let Some((actor, sink)) = with_ctx(|c| c.sink.clone().map(|s| (c.actor, s))).flatten() {
+            sink.observe(actor, make());
+        }
+    }
 }

@@ -16,6 +16,7 @@
 //! do not commute.
 
 mod domain;
+mod sym;
 mod update;
 
 use std::collections::BTreeMap;

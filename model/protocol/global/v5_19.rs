@@ -41,6 +41,7 @@ use crate::kernel::{
 };
 use crate::protocol::memcg::{self, memcg_tree, MemCgroup, ROOT_MEM_CGROUP};
 use crate::protocol::wing::{lineage_model, Env, FlushModel, Lineage};
+use crate::vocab::footprint;
 use crate::vocab::Platform;
 
 /// `FLUSH_TIME` in model ticks.
@@ -241,12 +242,17 @@ pub trait Memcontrol: Send + Sync + 'static {
     /// NOTE(kernel): the per-CPU `cgroup_rstat_cpu_lock` only guards the
     /// updated tree, which is not modelled. Flushers outside memcg are not
     /// modelled either.
+    ///
+    /// After each CPU the walk holds nothing it read from it (the model's
+    /// `footprint::walk_done`, for the exhaustive search).
     fn cgroup_rstat_flush_irqsafe<P: Platform>(&self, mm: &State<P>, root: u8) {
         spin_lock(&mm.cgroup_rstat_lock);
+        let entry = footprint::walk_begin();
         for cpu in mm.stats_updates.cpus() {
             for memcg in (root..mm.memcgs.len() as u8).rev() {
                 self.mem_cgroup_css_rstat_flush(mm, memcg, cpu);
             }
+            footprint::walk_done(entry, walked_up_to(cpu));
         }
         spin_unlock(&mm.cgroup_rstat_lock);
     }
@@ -288,6 +294,16 @@ pub trait Memcontrol: Send + Sync + 'static {
     /// `memcg_page_state(memcg, idx)`: see [`memcg::memcg_page_state`].
     fn memcg_page_state<P: Platform>(&self, mm: &State<P>, memcg: u8) -> i64 {
         memcg::memcg_page_state(mm.memcg(memcg))
+    }
+}
+
+/// The CPUs a walk in CPU order has visited once it is done with `cpu`
+/// (one bit each, for `footprint::walk_done`).
+pub fn walked_up_to(cpu: usize) -> u64 {
+    if cpu >= 63 {
+        u64::MAX
+    } else {
+        (1u64 << (cpu + 1)) - 1
     }
 }
 
