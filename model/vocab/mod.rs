@@ -12,6 +12,7 @@
 pub mod backend;
 pub mod family;
 pub mod footprint;
+pub mod life;
 pub mod obs;
 pub mod platform;
 
