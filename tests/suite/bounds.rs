@@ -148,7 +148,8 @@ fn derived_matches_exhaustive(i: usize) -> Vec<Bound> {
 }
 
 // The counts below are the states the stateful DFS stores (sleep sets with
-// each step's actual footprint, and state caching); schedule counts are
+// each step's actual footprint, and state caching, a walk's locals dead
+// after each CPU it visited); schedule counts are
 // in the messages. The stateless counts in docs/findings.md were larger.
 
 /// C1's smallest race-free violation, exhaustively: 6 pages > 4, all
@@ -158,7 +159,7 @@ fn exhaustive_two_cpus_one_page() {
     let rows = derived_matches_exhaustive(0);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (183, 264),
+        (164, 239),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -172,7 +173,7 @@ fn exhaustive_racing_reset() {
     let rows = derived_matches_exhaustive(1);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (1220, 1786),
+        (1062, 1628),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -187,7 +188,7 @@ fn exhaustive_huge_pages_racing_reset() {
     let rows = derived_matches_exhaustive(2);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (2274, 6591),
+        (1961, 5866),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -201,7 +202,7 @@ fn exhaustive_three_cpus_huge_pages() {
     let rows = derived_matches_exhaustive(3);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (338, 884),
+        (269, 710),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
