@@ -108,6 +108,7 @@ fn stateful_equals_every_reference_on_one_cpu() {
 /// caching alone, on the one-CPU configuration with a reader and on the
 /// suite's `memcg-tree-sb` (settle flushes and the later update included).
 #[test]
+#[cfg_attr(not(loom), ignore = "15 s: under --cfg loom, or run with --ignored")]
 fn tree_family_agrees_with_the_stateless_references() {
     let sb = crate::common::entry("memcg-tree-sb").cfg.clone();
     let tree: Vec<&str> = reg()

@@ -8,6 +8,9 @@
 //! The split search sharded over machines (`--shard I/N`, merged by
 //! `flushcheck merge`) is compared the same way on the first of them.
 //!
+//! `cargo test` runs the first and the two-class configurations; the others
+//! (10 to 20 s each) run under `--cfg loom` (.ci/loom) or with `--ignored`.
+//!
 //! The configurations: three interchangeable CPUs, two CPUs with the
 //! periodic work, three CPUs of two classes (values 2 and 3 cycled), and
 //! two CPUs charging a child memcg. The larger ones are compared by
@@ -101,6 +104,10 @@ fn reductions_equal_plain_on_three_cpus_global() {
 /// The symmetric search alone: with the split searches too this is over a
 /// minute on two cores (the split is compared on the memcg tree below).
 #[test]
+#[cfg_attr(
+    not(loom),
+    ignore = "10 to 20 s each: under --cfg loom, or run with --ignored"
+)]
 fn reductions_equal_plain_on_three_cpus_per_memcg() {
     let cfg = growth_config(3, 1);
     let (plain, sym) = compare_with(&cfg, &[Family::PerMemcg], false);
@@ -113,6 +120,10 @@ fn reductions_equal_plain_on_three_cpus_per_memcg() {
 /// Two CPUs with two updates each and the periodic work (a flusher that is
 /// not a reader).
 #[test]
+#[cfg_attr(
+    not(loom),
+    ignore = "10 to 20 s each: under --cfg loom, or run with --ignored"
+)]
 fn reductions_equal_plain_with_the_periodic_work() {
     let cfg = Config {
         updates: 2,
@@ -137,6 +148,10 @@ fn reductions_equal_plain_on_cpus_of_two_classes() {
 /// Two CPUs charging a child of the root, a reader of the root: the
 /// per-memcg ghost domains and the updated tree are permuted too.
 #[test]
+#[cfg_attr(
+    not(loom),
+    ignore = "10 to 20 s each: under --cfg loom, or run with --ignored"
+)]
 fn reductions_equal_plain_on_a_memcg_tree() {
     let cfg = Config {
         tree: vec![0],
@@ -150,6 +165,10 @@ fn reductions_equal_plain_on_a_memcg_tree() {
 /// Three shards of the symmetric split search, merged, equal the plain
 /// search; two of the three are inconclusive.
 #[test]
+#[cfg_attr(
+    not(loom),
+    ignore = "10 to 20 s each: under --cfg loom, or run with --ignored"
+)]
 fn merged_shards_equal_plain() {
     let cfg = growth_config(3, 1);
     let reg = registry(Vec::new()).expect("catalogue");

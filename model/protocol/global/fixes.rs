@@ -2,7 +2,7 @@
 //! v6.4 (v6.4-v6.7) with what 7d7ef0a4686a ("mm: memcg: restore subtree
 //! stats flushing", v6.8) made the rule, nobody skips. A flusher that finds
 //! another flush in progress waits for it and then flushes itself, so a
-//! reader whose gate fired reads after a flush of its own. Marked `FIX:`.
+//! reader whose gate fired reads after a flush of its own. Marked `NOTE(kernel): FIX`.
 
 use crate::kernel::{atomic_set, spin_lock, spin_unlock, trace_flush_begin, trace_flush_end};
 use crate::protocol::global::v5_19::{Memcontrol, State};
@@ -18,7 +18,7 @@ use crate::vocab::Platform;
 /// threshold and lets v5.19's `stats_flush_lock` (a spinning lock here)
 /// stand for the waiting, so that only the skip differs from v6.4.
 pub fn do_flush_stats<P: Platform, M: Memcontrol + ?Sized>(code: &M, mm: &State<P>) -> bool {
-    // FIX: wait instead of `atomic_read() || atomic_xchg()` and returning.
+    // NOTE(kernel): FIX, wait instead of `atomic_read() || atomic_xchg()` and returning.
     spin_lock(&mm.stats_flush_lock);
     trace_flush_begin(mm.root_mem_cgroup());
     v6_4::stamp_and_walk(code, mm);

@@ -467,13 +467,13 @@ impl Lifetime for V6_8LifeDelAtFree {
     }
 
     fn css_release_flush<P: Platform>(&self, life: &Life<P>, memcg: u8) {
-        // FIX: no list_del_rcu(&css->rstat_css_node) at release.
+        // NOTE(kernel): FIX, no list_del_rcu(&css->rstat_css_node) at release.
         self.cgroup_rstat_flush(life, memcg);
     }
 
     fn css_rstat_exit<P: Platform>(&self, life: &Life<P>, memcg: u8) {
         self.cgroup_rstat_flush(life, memcg);
-        // FIX: the list_del_rcu() moved here, after the last flush that
+        // NOTE(kernel): FIX, the list_del_rcu() moved here, after the last flush that
         // may run the memcg's callback.
         crate::kernel::write_once(&life.css[memcg as usize].rstat_css_node, 0);
         rstat_exit_check(life, memcg);

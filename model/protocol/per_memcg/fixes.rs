@@ -1,6 +1,6 @@
 //! Fix candidates for the per-memcg lineage's findings
 //! ([`crate::protocol::findings`]): each a small code difference from the
-//! version it fixes, marked `FIX:` at the changed lines, registered as
+//! version it fixes, marked `NOTE(kernel): FIX` at the changed lines, registered as
 //! [`crate::protocol::Kind::Fix`] so that every default run checks it as it
 //! checks a kernel version.
 //!
@@ -63,7 +63,7 @@ impl Memcontrol for NoBreak {
         let mut level = Some(memcg);
         while let Some(m) = level {
             level = mm.parent_mem_cgroup(m);
-            // FIX: no break; the flushable test, at a fold, only skips the
+            // NOTE(kernel): FIX, no break; the flushable test, at a fold, only skips the
             // atomic add, after the level has counted.
             count_and_fold(self, mm, m, val, true);
         }
@@ -102,7 +102,7 @@ impl Memcontrol for BreakIfAncestors {
         let mut level = Some(memcg);
         while let Some(m) = level {
             level = mm.parent_mem_cgroup(m);
-            // FIX: a flushable level leaves only if its ancestors are
+            // NOTE(kernel): FIX, a flushable level leaves only if its ancestors are
             // flushable too; otherwise it counts like any other.
             if self.memcg_vmstats_needs_flush(mm, m) && self.ancestors_flushable(mm, m) {
                 break;
@@ -137,7 +137,7 @@ impl Memcontrol for NoRemoteReset {
     fn mem_cgroup_css_rstat_flush<P: Platform>(&self, mm: &State<P>, memcg: u8, cpu: usize) {
         memcg::mem_cgroup_css_rstat_flush(&mm.memcgs, memcg, cpu);
         let m = mm.memcg(memcg);
-        // FIX: no WRITE_ONCE(statc->stats_updates, 0) of CPU `cpu`'s
+        // NOTE(kernel): FIX, no WRITE_ONCE(statc->stats_updates, 0) of CPU `cpu`'s
         // counter here.
         if atomic64_read(&m.vmstats.stats_updates) != 0 {
             atomic64_set(&m.vmstats.stats_updates, 0);
@@ -154,7 +154,7 @@ pub struct GateOrRoot;
 
 impl Memcontrol for GateOrRoot {
     fn mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
-        // FIX: the root's atomic is read as well (not for the root
+        // NOTE(kernel): FIX, the root's atomic is read as well (not for the root
         // itself), and first: the decision follows the memcg's own read at
         // once, as v6.8's does (read the other way round, a reader
         // preempted between the two reads decides on a stale own count;
@@ -205,7 +205,7 @@ impl Memcontrol for OrderedGate {
     }
     fn mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
         let counter = &mm.memcg(memcg).vmstats.stats_updates;
-        // FIX: the gate's read is ordered before what the flush reads.
+        // NOTE(kernel): FIX, the gate's read is ordered before what the flush reads.
         let count = match self.order {
             GateOrder::Rmb => {
                 let c = atomic64_read(counter);
