@@ -7,7 +7,7 @@
 //! quick (each well under 20 s on 2 cores); slow commands go in `text`
 //! blocks, which are not run. Each command's time is printed (run with
 //! `--nocapture` to see it); no time is asserted. The few documented
-//! commands over 10 s ([`HEAVY`]) run only with `--ignored`, so that the
+//! commands over 3 s ([`HEAVY`]) run only with `--ignored`, so that the
 //! default `cargo test` stays within its time budget. The LKMM litmus test
 //! each `explain` command prints is checked for herd7's syntax.
 
@@ -42,11 +42,14 @@ fn commands(md: &str) -> Vec<(String, i32)> {
     out
 }
 
-/// The documented commands that take over 10 s on 2 cores (measured while
+/// The documented commands that take over 3 s on 2 cores (measured while
 /// porting to the one test crate, on a shared 2-core machine): run by
 /// [`heavy_documented_commands_run_as_documented`], which is ignored by
 /// default, not by the default `cargo test`.
-const HEAVY: [(&str, &str); 3] = [
+const HEAVY: [(&str, &str); 5] = [
+    // 3.5 s and 3.1 s: two fuzz runs for a time budget.
+    ("running.md", "fuzz --variant mutant-skip-off-by-one --seconds 5"),
+    ("running.md", "fuzz --variant v6.0 --seconds 3 --max-cpus 2 --max-updates 3"),
     // 25.1 s: five seeds of time-to-kill for every mutant.
     ("running.md", "perf --seeds 1 --budget 5 --no-growth"),
     // 14.5 s: the lifetime matrix of the three kernel forms.
@@ -159,7 +162,7 @@ fn documented_commands_run_as_documented() {
 }
 
 #[test]
-#[ignore = "the documented commands over 10 s each (51 s together): run with --ignored"]
+#[ignore = "the documented commands over 3 s each (58 s together): run with --ignored"]
 fn heavy_documented_commands_run_as_documented() {
     let heavy: Vec<_> = documented()
         .into_iter()

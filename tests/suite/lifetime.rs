@@ -151,6 +151,7 @@ fn v6_8_loses_a_page_charged_after_the_release_flush() {
 /// under loom: the loom_epoch module compares the flavours there.)
 #[cfg(not(crossbeam_loom))]
 #[test]
+#[cfg_attr(not(loom), ignore = "8 s: under --cfg loom, or run with --ignored")]
 fn the_flag_rcu_and_crossbeam_epoch_give_the_same_verdicts() {
     use crate::common::reg;
     use memcg_flush_model::check::run::{run, RunSpec};
