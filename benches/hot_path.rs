@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use memcg_flush_model::measure::bench::{run, HotPath};
-use memcg_flush_model::Variant;
+use memcg_flush_model::protocol::catalogue::bench_subjects;
 
 fn hot_path(c: &mut Criterion) {
     let mut group = c.benchmark_group("mod_memcg_state");
@@ -20,7 +20,8 @@ fn hot_path(c: &mut Criterion) {
     for threads in [1usize, 2, 4, 8, 16, 32] {
         let per_thread = 1 << 16;
         group.throughput(Throughput::Elements((threads * per_thread) as u64));
-        for variant in [Variant::v5_19(), Variant::v6_0(), Variant::no_global()] {
+        // v5.19, v6.0 and the no-global-accounting ceiling.
+        for variant in bench_subjects() {
             group.bench_with_input(
                 BenchmarkId::new(variant.name.as_str(), threads),
                 &threads,

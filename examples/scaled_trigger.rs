@@ -22,7 +22,7 @@ use memcg_flush_model::explore::Platform;
 use memcg_flush_model::kernel::{
     atomic_add, atomic_read, this_cpu_add_return, this_cpu_write, trace_memcg_flush_stats,
 };
-use memcg_flush_model::protocol::v5_19::{self, Memcontrol, State};
+use memcg_flush_model::protocol::global::v5_19::{self, Memcontrol, State};
 use memcg_flush_model::protocol::{Kind, Variant};
 
 /// The proposed trigger, in batches: `ilog2(n) + 1`.

@@ -31,7 +31,7 @@ pub struct Config {
     #[serde(default)]
     pub ticks: usize,
     /// How many ticks the periodic work may run after it is due (a
-    /// deferrable timer; B11 in the reference notes).
+    /// deferrable timer; B11 in docs/claims.md).
     #[serde(default)]
     pub late: usize,
     /// The memcg tree below `root_mem_cgroup` (memcg 0): entry `i` is the
@@ -39,8 +39,17 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tree: Vec<u8>,
     /// The memcg each CPU charges, cycled over CPUs. Empty: the root.
+    /// [`Config::charges`], when given, replaces it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub charge: Vec<u8>,
+    /// A charge list per CPU, cycled over CPUs: CPU `c`'s update `k`
+    /// charges `charges[c % len][k % charges[c % len].len()]`, so one CPU
+    /// can charge several memcgs in turn (`--charge 1:2,3`: CPU 0 charges
+    /// memcgs 1 and 2 in turn, CPU 1 memcg 3). Empty: [`Config::charge`]
+    /// decides, one memcg per CPU (older configurations and tokens mean
+    /// what they meant).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charges: Vec<Vec<u8>>,
     /// The memcg each reader reads, cycled over readers. Empty: the root.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read: Vec<u8>,
@@ -51,7 +60,7 @@ pub struct Config {
     /// Needs abstract time (`ticks > 0`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub ratelimited: usize,
-    /// Eventual conservation (issue 11): after the final flush, main runs
+    /// Eventual conservation: after the final flush, main runs
     /// `settle` more flushes of the whole tree, reporting the aggregates
     /// after each (0: none).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -61,6 +70,22 @@ pub struct Config {
     /// lost one back ("temporary inaccuracies", C4)?
     #[serde(default, skip_serializing_if = "is_false")]
     pub settle_update: bool,
+    /// The lifetime scenario: a memcg dies while the CPUs charge it (see
+    /// [`Death`]); `None` for the flush scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub death: Option<Death>,
+}
+
+/// How a lifetime scenario's memcg dies, and how the CPUs charge it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Death {
+    /// The parent is removed too, concurrently.
+    #[serde(default)]
+    pub parent_dies: bool,
+    /// The CPUs charge the child through a folio's reference (then put it)
+    /// instead of through the objcg under RCU.
+    #[serde(default)]
+    pub folio: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -90,11 +115,98 @@ impl Default for Config {
             late: 0,
             tree: Vec::new(),
             charge: Vec::new(),
+            charges: Vec::new(),
             read: Vec::new(),
             ratelimited: 0,
             settle: 0,
             settle_update: false,
+            death: None,
         }
+    }
+}
+
+/// The builder: `Config::default().cpus(3).batch(2).vals(&[1])`, one
+/// method per field, so that adding a field touches this file alone.
+impl Config {
+    /// Set [`Config::cpus`].
+    pub fn cpus(mut self, n: usize) -> Self {
+        self.cpus = n;
+        self
+    }
+    /// Set [`Config::batch`].
+    pub fn batch(mut self, b: i64) -> Self {
+        self.batch = b;
+        self
+    }
+    /// Set [`Config::updates`].
+    pub fn updates(mut self, n: usize) -> Self {
+        self.updates = n;
+        self
+    }
+    /// Set [`Config::vals`].
+    pub fn vals(mut self, v: &[i64]) -> Self {
+        self.vals = v.to_vec();
+        self
+    }
+    /// Set [`Config::readers`].
+    pub fn readers(mut self, n: usize) -> Self {
+        self.readers = n;
+        self
+    }
+    /// Set [`Config::reads`].
+    pub fn reads(mut self, n: usize) -> Self {
+        self.reads = n;
+        self
+    }
+    /// Set [`Config::periodic`].
+    pub fn periodic(mut self, on: bool) -> Self {
+        self.periodic = on;
+        self
+    }
+    /// Set [`Config::ticks`].
+    pub fn ticks(mut self, n: usize) -> Self {
+        self.ticks = n;
+        self
+    }
+    /// Set [`Config::late`].
+    pub fn late(mut self, n: usize) -> Self {
+        self.late = n;
+        self
+    }
+    /// Set [`Config::tree`].
+    pub fn tree(mut self, parents: &[u8]) -> Self {
+        self.tree = parents.to_vec();
+        self
+    }
+    /// Set [`Config::charge`].
+    pub fn charge(mut self, memcgs: &[u8]) -> Self {
+        self.charge = memcgs.to_vec();
+        self
+    }
+    /// Set [`Config::charges`]: one charge list per CPU, cycled.
+    pub fn charges(mut self, lists: &[&[u8]]) -> Self {
+        self.charges = lists.iter().map(|l| l.to_vec()).collect();
+        self
+    }
+    /// Set [`Config::read`].
+    pub fn read(mut self, memcgs: &[u8]) -> Self {
+        self.read = memcgs.to_vec();
+        self
+    }
+    /// Set [`Config::ratelimited`].
+    pub fn ratelimited(mut self, n: usize) -> Self {
+        self.ratelimited = n;
+        self
+    }
+    /// Set [`Config::settle`].
+    pub fn settle(mut self, n: usize) -> Self {
+        self.settle = n;
+        self
+    }
+    /// Set [`Config::settle_update`].
+    pub fn settle_update(mut self, on: bool) -> Self {
+        self.settle_update = on;
+        self
     }
 }
 
@@ -103,51 +215,38 @@ impl Config {
     /// default: the smallest on which v5.19 and v6.0 violate the documented
     /// bound and the off-by-one mutant leaves more stale than v5.19 can.
     pub fn bounds() -> Config {
-        Config {
-            cpus: 2,
-            batch: 1,
-            updates: 4,
-            vals: vec![1],
-            readers: 1,
-            reads: 1,
-            periodic: false,
-            ticks: 0,
-            late: 0,
-            tree: Vec::new(),
-            charge: Vec::new(),
-            read: Vec::new(),
-            ratelimited: 0,
-            settle: 0,
-            settle_update: false,
-        }
+        Config::default().updates(4).vals(&[1]).periodic(false)
     }
 
     /// The configuration `flush_time_bound` is checked on by default: the
     /// periodic work re-queued every `FLUSH_TIME` ticks, on time, racing a
     /// reader that flushes.
     pub fn timed() -> Config {
+        Config::default().updates(3).vals(&[1]).reads(2).ticks(6)
+    }
+
+    /// The lifetime scenarios' statistics state: root, parent, child,
+    /// `cpus` CPUs charging, `MEMCG_CHARGE_BATCH` 64, no reader (main reads
+    /// after quiescence).
+    pub fn lifetime(cpus: usize, death: Death) -> Config {
         Config {
-            cpus: 2,
-            batch: 1,
-            updates: 3,
-            vals: vec![1],
-            readers: 1,
-            reads: 2,
-            periodic: true,
-            ticks: 6,
-            late: 0,
-            tree: Vec::new(),
-            charge: Vec::new(),
-            read: Vec::new(),
-            ratelimited: 0,
-            settle: 0,
-            settle_update: false,
+            death: Some(death),
+            ..Config::default()
+                .cpus(cpus)
+                .batch(64)
+                .tree(&[0, 1])
+                .readers(0)
         }
     }
 
     /// Model threads one execution uses, the main thread included (main
     /// runs the last CPU's updates).
     pub fn threads(&self) -> usize {
+        if let Some(d) = self.death {
+            // Every CPU, the periodic work and each rmdir on threads of
+            // their own; main reads after joining them.
+            return self.cpus + usize::from(self.periodic) + 1 + usize::from(d.parent_dies) + 1;
+        }
         self.cpus.max(1) + self.readers + usize::from(self.periodic) + usize::from(self.ticks > 0)
     }
 
@@ -192,8 +291,31 @@ impl Config {
         std::iter::successors(Some(m), |&x| self.parent(x)).collect()
     }
 
-    /// The memcg CPU `cpu` charges.
+    /// The memcg CPU `cpu` charges first (its only one unless
+    /// [`Config::charges`] gives it a list).
     pub fn charge_of(&self, cpu: usize) -> u8 {
+        self.charge_at(cpu, 0)
+    }
+
+    /// The memcgs CPU `cpu` charges, in turn.
+    pub fn charge_list(&self, cpu: usize) -> Vec<u8> {
+        if !self.charges.is_empty() {
+            self.charges[cpu % self.charges.len()].clone()
+        } else if self.charge.is_empty() {
+            vec![0]
+        } else {
+            vec![self.charge[cpu % self.charge.len()]]
+        }
+    }
+
+    /// The memcg CPU `cpu`'s update `k` charges.
+    pub fn charge_at(&self, cpu: usize, k: usize) -> u8 {
+        if !self.charges.is_empty() {
+            let l = &self.charges[cpu % self.charges.len()];
+            if !l.is_empty() {
+                return l[k % l.len()];
+            }
+        }
         if self.charge.is_empty() {
             0
         } else {
@@ -214,8 +336,8 @@ impl Config {
     /// aggregate must reach.
     pub fn total_of(&self, m: u8) -> i64 {
         (0..self.cpus)
-            .filter(|c| self.in_subtree(self.charge_of(*c), m))
             .flat_map(|c| (0..self.updates).map(move |k| (c, k)))
+            .filter(|(c, k)| self.in_subtree(self.charge_at(*c, *k), m))
             .map(|(c, k)| self.val(c, k))
             .sum()
     }
@@ -308,7 +430,17 @@ impl Config {
                 self.ticks
             ));
         }
-        for (flag, list) in [("--charge", &self.charge), ("--read", &self.read)] {
+        if let Some(l) = self.charges.iter().find(|l| l.is_empty()) {
+            return Err(format!(
+                "--charge {l:?}: a CPU's charge list needs at least one memcg"
+            ));
+        }
+        let listed: Vec<u8> = self.charges.iter().flatten().copied().collect();
+        for (flag, list) in [
+            ("--charge", &self.charge),
+            ("--charge", &listed),
+            ("--read", &self.read),
+        ] {
             if let Some(m) = list.iter().find(|m| **m as usize >= n) {
                 return Err(format!(
                     "{flag} {m}: no such memcg; the tree has memcgs 0..={}",
@@ -364,11 +496,32 @@ impl fmt::Display for Config {
         if !self.tree.is_empty() {
             write!(f, " tree={}", list(&self.tree))?;
         }
-        if !self.charge.is_empty() {
+        if !self.charges.is_empty() {
+            let per_cpu: Vec<String> = self
+                .charges
+                .iter()
+                .map(|l| {
+                    l.iter()
+                        .map(|m| m.to_string())
+                        .collect::<Vec<_>>()
+                        .join(":")
+                })
+                .collect();
+            write!(f, " charge={}", per_cpu.join(","))?;
+        } else if !self.charge.is_empty() {
             write!(f, " charge={}", list(&self.charge))?;
         }
         if !self.read.is_empty() {
             write!(f, " read={}", list(&self.read))?;
+        }
+        if let Some(d) = self.death {
+            let who = if d.parent_dies {
+                "child+parent"
+            } else {
+                "child"
+            };
+            let how = if d.folio { "folio" } else { "objcg" };
+            write!(f, " death={who} charge-via={how}")?;
         }
         Ok(())
     }

@@ -7,23 +7,33 @@
 //! of kernel-like code ([`protocol`]), runs it under three backends chosen
 //! at run time ([`explore`]), checks named properties as monitors over what
 //! the protocol observably does ([`observe`]), on a suite of
-//! configurations ([`check`]), and proves each property can fail with
-//! deliberately broken variants.
+//! configurations ([`check`]) combined by drivers ([`drive`]), and proves
+//! each property can fail with deliberately broken variants.
 //!
-//! Layout:
-//! - [`explore`]: the only module naming loom, shuttle and std; schedulers,
-//!   the exhaustive search, replay.
-//! - [`kernel`]: kernel idioms (`atomic_read`, `spin_trylock`, per-CPU
-//!   data, tracepoints), each access reported as an observation.
-//! - [`protocol`]: the [`protocol::Protocol`] trait, one module per
-//!   version, mutants, benign rewrites, the catalogue.
-//! - [`observe`]: observations, ghost state, twins, properties, coverage,
-//!   measures, traces.
-//! - [`check`]: the scenario, the suite, runs and the matrix.
-//! - [`measure`]: staleness bounds, the derived worst case, benchmarks.
-//! - [`report`]: counterexamples, replay tokens, litmus export.
-//! - [`cli`]: `flushcheck`, one subcommand per file; [`cli::main_with`]
-//!   runs it with extra variants.
+//! Layout, in floors: a module imports only from the floors below it
+//! (docs/model.md, section 2, has the import graph and a paragraph per
+//! file).
+//! - floor 0: [`config`] (the configuration and its builder) and [`vocab`]
+//!   (observations, the [`Platform`] interface, the footprint hook,
+//!   families, backend names).
+//! - floor 1: [`explore`], the only module naming loom, shuttle and std
+//!   (the backends, our schedulers, the exhaustive search, replay);
+//!   [`kernel`], kernel idioms (`atomic_read`, `spin_trylock`, per-CPU
+//!   data, RCU, tracepoints), each access reported as an observation;
+//!   [`observe`], the monitors, ghost state, twins, coverage, traces, and
+//!   the properties, one named definition each.
+//! - floor 2: [`protocol`], the kernel versions per lineage (global
+//!   threshold, per memcg) and the lifetime wing, with their mutants,
+//!   twins and benign rewrites, the plumbing to the scenario, the variants
+//!   and the catalogue; [`report`], replay tokens, counterexamples, litmus
+//!   export.
+//! - floor 3: [`check`], one run: the scenarios, the suite, a run, the
+//!   derived worst case.
+//! - floor 4: [`drive`], what combines runs (the plan, the matrix, cells,
+//!   the loom differential, fuzzing, explain's search); [`measure`],
+//!   staleness bounds, benchmarks, checker speed, figures.
+//! - floor 5: [`cli`], `flushcheck`, one subcommand per file;
+//!   [`cli::main_with`] runs it with extra variants.
 //!
 //! See `docs/model.md` for the map from model steps to kernel code and
 //! `docs/extending.md` for writing a variant outside the crate.
@@ -33,15 +43,18 @@
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod drive;
 pub mod explore;
 pub mod kernel;
 pub mod measure;
 pub mod observe;
 pub mod protocol;
 pub mod report;
+pub mod vocab;
 
-pub use check::{Cell, Plan, Verdict};
+pub use check::run::Verdict;
 pub use config::Config;
+pub use drive::{Cell, Plan};
 pub use explore::{Backend, Platform};
 pub use observe::Property;
 pub use protocol::{Kind, Variant};

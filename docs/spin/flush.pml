@@ -15,9 +15,13 @@
  * One Promela step per model step: each atomic operation with the plain
  * (lock-protected or owner-only) accesses after it, as in the model.
  */
-#define N 2
+#ifndef N
+#define N 2        /* CPUs */
+#endif
 #define BATCH 2
-#define UPD 3
+#ifndef UPD
+#define UPD 3      /* updates per CPU */
+#endif
 #define VAL 3
 
 int S[N];          /* memcg->vmstats_percpu->state[0], per CPU */
@@ -116,7 +120,15 @@ proctype reader() {
 init {
     int t, v, d;
     byte c;
-    atomic { run cpu(0); run cpu(1); run reader() };
+    atomic {
+        c = 0;
+        do
+        :: c < N -> run cpu(c); c++
+        :: else -> break
+        od;
+        c = 0;
+        run reader()
+    };
     done == N + 1;
     read_stats();     /* the quiescent reader */
     flush();          /* the final flush */

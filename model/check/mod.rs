@@ -1,19 +1,17 @@
-//! Checking: the scenario every backend runs ([`scenario`]), the suite of
+//! Checking one run: the scenarios every backend runs (the flush protocol's
+//! [`scenario`], the lifetime wing's [`lifetime`]), the suite of
 //! configurations ([`suite`]), one run of a variant on one configuration
-//! under one backend with every property judged ([`run`]), and the matrix
-//! that sums runs up into (variant, property, backend) cells ([`matrix`]).
+//! under one backend with every applicable property judged ([`run`]), and
+//! the derived worst case the baseline property compares with
+//! ([`derived`], pure arithmetic). The drivers that combine runs (the
+//! matrix, fuzzing, explain's search) are crate::drive, above.
 
-pub mod differential;
-pub mod fuzz;
+pub mod derived;
 pub mod lifetime;
-pub mod matrix;
 pub mod run;
 pub mod scenario;
 pub mod suite;
 
-pub use matrix::{
-    matrix_ok, merge_shards, run_matrix, Cell, ConfigVerdict, Executor, Expect, Matrix, Plan,
-};
 pub use run::{judged, monitor_plan, on_fresh_thread, RunResult, RunSpec, Verdict};
 pub use scenario::FlushScenario;
 pub use suite::{Entry, Sizes, Suite};

@@ -1,19 +1,25 @@
 //! One run: a variant on one suite entry under one backend, every property
-//! judged from the same exploration.
+//! that applies judged from the same exploration. Which properties those
+//! are is decided here, once ([`judged`]), and travels with the result.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::explore::ghost::Arc;
-use crate::explore::{explore_shard, Backend, Exploration, Outcome, Progress, Shard};
-use crate::measure::derived;
+pub use crate::explore::on_fresh_thread;
+use crate::explore::{explore_shard, Backend, Exploration, Outcome, Progress, Scenario, Shard};
+use crate::kernel::rcu::RcuFlavor;
 use crate::observe::coverage::Event;
-use crate::observe::monitor::{MonitorPlan, ReaderOutcome, Shared};
-use crate::observe::property::{self, Property};
-use crate::protocol::{Family, Variant};
+use crate::observe::plan::{MonitorPlan, ReaderOutcome, Shared, TwinPlan};
+use crate::observe::properties;
+use crate::observe::property::{self, Property, Subject};
+use crate::protocol::{Code, Family, Variant};
+use crate::vocab::{BackendName, Platform};
 
+use super::derived;
+use super::lifetime::{rcu_flavor, LifeScenario};
 use super::scenario::FlushScenario;
 
 /// The verdict on one property.
@@ -59,6 +65,39 @@ pub struct RunSpec {
     /// of `no_lost_flush`).
     #[serde(default)]
     pub collect: bool,
+    /// The RCU implementation of a lifetime run (default: [`rcu_flavor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcu: Option<RcuFlavor>,
+    /// Stop the search at the first violation of any of these (a mutant's
+    /// designated killers: once one fires, the rest of the search would
+    /// only find it again). The other properties of a run stopped so are
+    /// inconclusive.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arm: Vec<Property>,
+}
+
+impl RunSpec {
+    /// A run of `variant` on `cfg` (entry `entry`) under `backend`, with a
+    /// budget of `budget_secs`, not sharded, collecting nothing.
+    pub fn new(
+        variant: &str,
+        entry: &str,
+        cfg: &Config,
+        backend: Backend,
+        budget_secs: f64,
+    ) -> Self {
+        RunSpec {
+            variant: variant.into(),
+            entry: entry.into(),
+            cfg: cfg.clone(),
+            backend,
+            budget_secs,
+            shard: Shard::default(),
+            collect: false,
+            rcu: None,
+            arm: Vec::new(),
+        }
+    }
 }
 
 /// The verdict on one property in one run.
@@ -89,7 +128,8 @@ pub struct RunResult {
     pub executions: u64,
     /// Wall-clock seconds.
     pub seconds: f64,
-    /// One verdict per property judged on this backend.
+    /// One verdict per property this run judges ([`judged`]), in report
+    /// order: the run's decision of which properties apply.
     pub verdicts: Vec<PropertyVerdict>,
     /// Coverage counts by event name.
     pub coverage: Vec<(String, u64)>,
@@ -110,66 +150,56 @@ impl RunResult {
     pub fn verdict(&self, p: Property) -> Option<&PropertyVerdict> {
         self.verdicts.iter().find(|v| v.property == p)
     }
+
+    /// Whether this run judged `p`.
+    pub fn judged(&self, p: Property) -> bool {
+        self.verdict(p).is_some()
+    }
 }
 
-/// Whether `p` is judged for `variant` on `cfg` under `backend`.
-pub fn judged(p: Property, variant: &Variant, cfg: &Config, backend: &Backend) -> bool {
-    let loom = matches!(backend, Backend::Loom { .. });
-    if p.needs_twin() && variant.twin.is_none() {
-        return false;
+/// What a run of `variant` on `cfg` under `backend` is, for the
+/// properties' applicability.
+pub fn subject<'a>(variant: &Variant, cfg: &'a Config, backend: &Backend) -> Subject<'a> {
+    Subject {
+        family: variant.family,
+        has_twin: variant.twin.is_some(),
+        cfg,
+        backend: backend.id(),
     }
-    if loom && !p.decided_by_loom() {
-        return false;
-    }
-    if p == Property::FlushTimeBound && cfg.ticks == 0 {
-        return false;
-    }
-    // C9 is about v6.4's flush_next_time, read by ratelimited readers, which
-    // need abstract time. (v6.8's flush_last_time is stamped before the
-    // flusher takes the rstat lock, where the monitor sees its flush begin.)
-    if p == Property::RatelimitedSkipJustified
-        && !(cfg.ratelimited > 0 && cfg.ticks > 0 && variant.family == Family::Global)
-    {
-        return false;
-    }
-    if p == Property::EventualConservation && cfg.settle == 0 {
-        return false;
-    }
-    if p.per_memcg_only() && variant.family != Family::PerMemcg {
-        return false;
-    }
-    // The baseline is v5.19's derived worst case, a global-threshold bound.
-    if p == Property::NoWorseThanBaseline && variant.family != Family::Global {
-        return false;
-    }
-    // Claims about a tree (C12) and B9's sibling setting need one.
-    if matches!(
-        p,
-        Property::AncestorsFlushable | Property::QuiescentReadExact
-    ) && cfg.memcgs() < 2
-    {
-        return false;
-    }
-    true
 }
 
-/// The monitor plan of a run of `variant` on `cfg` under `backend`.
+/// The properties a run of `variant` on `cfg` under `backend` judges, in
+/// report order.
+pub fn judged(variant: &Variant, cfg: &Config, backend: &Backend) -> Vec<Property> {
+    let s = subject(variant, cfg, backend);
+    Property::all().filter(|p| p.judged(&s)).collect()
+}
+
+/// The monitor plan of a run of `variant` on `cfg` under `backend`,
+/// checking `checks`: the twin is resolved in `registry` here, once.
 pub fn monitor_plan(
     variant: &Variant,
     registry: &[Variant],
     cfg: &Config,
     backend: &Backend,
+    checks: Vec<Property>,
 ) -> Result<MonitorPlan, String> {
-    let mut plan = MonitorPlan::new(cfg, !matches!(backend, Backend::Loom { .. }));
+    // Checks made in execution order are exact on every backend but loom.
+    let in_order = !matches!(backend, Backend::Loom { .. });
+    let mut plan = MonitorPlan::new(Arc::new(cfg.clone()), in_order, checks);
     if let Some(twin) = &variant.twin {
         let t = Variant::find(registry, twin)?;
-        plan.twin = Some(t.gate.ok_or_else(|| {
+        let gate = t.gate.ok_or_else(|| {
             format!(
                 "variant {:?} names {twin:?} as its twin, which has no gate (Variant::gate)",
                 variant.name
             )
-        })?);
-        plan.twin_name = twin.clone();
+        })?;
+        plan.twin = Some(TwinPlan {
+            gate,
+            trigger: t.trigger_on(cfg),
+            name: twin.clone(),
+        });
     }
     plan.family = variant.family;
     plan.trigger = variant.trigger_on(cfg);
@@ -179,19 +209,66 @@ pub fn monitor_plan(
     Ok(plan)
 }
 
-/// Run `f` on a new thread, so that loom's and shuttle's thread-local state
-/// starts clean, with a stack large enough for loom.
-pub fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(f)
-        .expect("spawn exploration thread")
-        .join()
-        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+/// Whether runs of `variant` under backends `a` and `b` run the same
+/// scenario (a lifetime form may run another RCU under each).
+pub fn scenario_matches(variant: &Variant, a: BackendName, b: BackendName) -> bool {
+    match variant.code {
+        Code::Flush(_) => true,
+        Code::Life(_) => rcu_flavor(a, variant) == rcu_flavor(b, variant),
+    }
 }
 
-/// Explore `variant` on `cfg` under `backend` with `plan`, returning the
-/// exploration and what its executions reported.
+/// The scenario of a variant's wing: the flush scenario or the lifetime
+/// scenario, reporting into one [`Shared`].
+pub enum VariantScenario {
+    /// A flush-protocol variant.
+    Flush(FlushScenario),
+    /// A lifetime form.
+    Life(LifeScenario),
+}
+
+impl VariantScenario {
+    /// The scenario of `variant` reporting into `shared` (its plan's
+    /// configuration), under `backend`; a lifetime form runs on `rcu`
+    /// (default: [`rcu_flavor`]).
+    pub fn new(
+        variant: &Variant,
+        shared: Arc<Shared>,
+        backend: &Backend,
+        rcu: Option<RcuFlavor>,
+    ) -> Self {
+        match variant.code {
+            Code::Flush(_) => VariantScenario::Flush(FlushScenario::new(variant, shared)),
+            Code::Life(_) => VariantScenario::Life(LifeScenario {
+                cfg: shared.plan.cfg.clone(),
+                variant: variant.clone(),
+                flavor: rcu.unwrap_or_else(|| rcu_flavor(backend.id(), variant)),
+                shared,
+            }),
+        }
+    }
+
+    /// What its executions report into.
+    pub fn shared(&self) -> &Arc<Shared> {
+        match self {
+            VariantScenario::Flush(s) => &s.shared,
+            VariantScenario::Life(s) => &s.shared,
+        }
+    }
+}
+
+impl Scenario for VariantScenario {
+    fn run<P: Platform>(&self) {
+        match self {
+            VariantScenario::Flush(s) => s.run::<P>(),
+            VariantScenario::Life(s) => s.run::<P>(),
+        }
+    }
+}
+
+/// Explore `variant` under `backend` with `plan` (its configuration
+/// included), returning the exploration and what its executions reported.
+/// A lifetime form runs on `rcu` (default: [`rcu_flavor`]).
 pub fn explore_variant(
     variant: &Variant,
     plan: MonitorPlan,
@@ -199,13 +276,10 @@ pub fn explore_variant(
     shard: Shard,
     budget: Duration,
     progress: Option<Progress>,
+    rcu: Option<RcuFlavor>,
 ) -> (Exploration, Arc<Shared>) {
     let shared = Shared::new(plan);
-    let scenario = Arc::new(FlushScenario::new(
-        &shared.plan.cfg,
-        variant,
-        shared.clone(),
-    ));
+    let scenario = Arc::new(VariantScenario::new(variant, shared.clone(), backend, rcu));
     let b = backend.clone();
     let e = on_fresh_thread(move || explore_shard(&b, shard, budget, scenario, progress));
     (e, shared)
@@ -218,8 +292,10 @@ pub const PROGRESS: &str = "progress: ";
 /// Run one spec, resolving names in `registry`.
 pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
     let variant = Variant::find(registry, &spec.variant)?;
-    let mut plan = monitor_plan(&variant, registry, &spec.cfg, &spec.backend)?;
+    let judged = judged(&variant, &spec.cfg, &spec.backend);
+    let mut plan = monitor_plan(&variant, registry, &spec.cfg, &spec.backend, judged.clone())?;
     plan.collect_outcomes = spec.collect;
+    plan.armed = spec.arm.clone();
     let budget = Duration::from_secs_f64(spec.budget_secs);
     // PCT refuses a scenario with no concurrency (one CPU, on main, alone):
     // there is only one schedule, which a random search runs as well.
@@ -238,7 +314,15 @@ pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
         ),
         Duration::from_secs(10),
     );
-    let (e, shared) = explore_variant(&variant, plan, &backend, spec.shard, budget, Some(progress));
+    let (e, shared) = explore_variant(
+        &variant,
+        plan,
+        &backend,
+        spec.shard,
+        budget,
+        Some(progress),
+        spec.rcu,
+    );
     let mut search = backend.search();
     if spec.shard.count > 1 {
         search = format!("{search}, shard {}/{}", spec.shard.index, spec.shard.count);
@@ -249,10 +333,10 @@ pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
         Outcome::CutShort(why) => Some(why.clone()),
         Outcome::Failed(msg) => Some(first_line(msg)),
     };
-    let verdicts = Property::ALL
+    let subject = subject(&variant, &spec.cfg, &spec.backend);
+    let verdicts = judged
         .into_iter()
-        .filter(|p| judged(*p, &variant, &spec.cfg, &spec.backend))
-        .map(|p| judge(p, &spec.cfg, &e.outcome, &shared))
+        .map(|p| judge(p, &subject, &e.outcome, &shared))
         .collect();
     Ok(RunResult {
         spec: spec.clone(),
@@ -276,12 +360,17 @@ pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
 }
 
 /// The verdict on `p` from an exploration and what it recorded.
-pub fn judge(p: Property, cfg: &Config, outcome: &Outcome, shared: &Shared) -> PropertyVerdict {
+pub fn judge(
+    p: Property,
+    subject: &Subject,
+    outcome: &Outcome,
+    shared: &Shared,
+) -> PropertyVerdict {
     let (mut verdict, mut note) = match (shared.violation(p), outcome) {
         (Some(msg), _) => (Verdict::Violated, Some(msg)),
         (None, Outcome::Finished) => (Verdict::Holds, None),
         (None, Outcome::CutShort(why)) => (Verdict::Inconclusive, Some(why.clone())),
-        (None, Outcome::Failed(msg)) => match property::attribute(msg) {
+        (None, Outcome::Failed(msg)) => match properties::attribute(msg) {
             Some(q) if q == p => (Verdict::Violated, Some(property::explain(p, msg))),
             Some(q) => (
                 Verdict::Inconclusive,
@@ -297,16 +386,9 @@ pub fn judge(p: Property, cfg: &Config, outcome: &Outcome, shared: &Shared) -> P
         },
     };
     if verdict == Verdict::Holds {
-        if p == Property::MonotonicReads && !cfg.non_negative() {
+        if let Some(why) = (p.def().unchecked)(subject) {
             verdict = Verdict::Inconclusive;
-            note = Some("monotonic_reads: not checked, some updates are negative".into());
-        }
-        if p == Property::NoWorseThanBaseline && shared.plan.baseline_since_reset.is_none() {
-            verdict = Verdict::Inconclusive;
-            note = Some(
-                "no_worse_than_baseline: not checked, v5.19's worst case is derived for non-negative updates only"
-                    .into(),
-            );
+            note = Some(why.into());
         }
     }
     PropertyVerdict {

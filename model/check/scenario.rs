@@ -11,18 +11,22 @@
 //! clock:    jiffies_64 = 1 .. ticks (abstract time only)
 //! ```
 
+use std::sync::Arc;
+
 use crate::config::Config;
-use crate::explore::ghost::Arc;
-use crate::explore::{ModelJoinHandle, Platform, Scenario, StartGate, ThreadCtx};
+use crate::explore::{ModelJoinHandle, Scenario, StartGate, ThreadCtx};
 use crate::kernel::{atomic_add, atomic_read, atomic_set, read_once, write_once, Atomic};
-use crate::observe::monitor::{Monitor, Shared, FLUSH_TIME};
-use crate::observe::obs::{Actor, Obs, Sink, Var};
-use crate::protocol::{Build, Env, Protocol, Variant};
+use crate::observe::monitor::Monitor;
+use crate::observe::plan::{Shared, FLUSH_TIME};
+use crate::protocol::{Env, Protocol, Variant};
+use crate::vocab::footprint;
+use crate::vocab::obs::{Actor, Obs, Sink, Var};
+use crate::vocab::Platform;
 
 /// One variant on one configuration, reporting into `shared`.
 pub struct FlushScenario {
-    /// Configuration.
-    pub cfg: Config,
+    /// Configuration, shared with the monitor and every execution.
+    pub cfg: Arc<Config>,
     /// Variant under test.
     pub variant: Variant,
     /// What every execution reports into.
@@ -30,10 +34,11 @@ pub struct FlushScenario {
 }
 
 impl FlushScenario {
-    /// A scenario for `variant` on `cfg`.
-    pub fn new(cfg: &Config, variant: &Variant, shared: Arc<Shared>) -> Self {
+    /// A scenario for `variant` reporting into `shared`, on the plan's
+    /// configuration.
+    pub fn new(variant: &Variant, shared: Arc<Shared>) -> Self {
         FlushScenario {
-            cfg: cfg.clone(),
+            cfg: shared.plan.cfg.clone(),
             variant: variant.clone(),
             shared,
         }
@@ -50,15 +55,16 @@ struct Timer<P: Platform> {
 }
 
 impl Scenario for FlushScenario {
-    fn run<P: Build>(&self) {
+    fn run<P: Platform>(&self) {
         let cfg = &self.cfg;
         let monitor = Monitor::new(self.shared.clone());
         let sink: Arc<dyn Sink> = monitor.clone();
         let ctx = ThreadCtx::new(Actor::Main, Some(sink));
         P::install(ctx.clone());
-        let env = Env::<P>::new(cfg);
+        footprint::cpu_classes(&cpu_classes(cfg));
+        let env = Env::<P>::new_shared(cfg.clone());
         let jiffies = env.jiffies.clone();
-        let proto: Arc<dyn Protocol<P>> = P::build(&*self.variant.model, env);
+        let proto: Arc<dyn Protocol<P>> = self.variant.flush_model().build::<P>(env);
         let timed = cfg.ticks > 0;
         let timer = Arc::new(Timer::<P> {
             dwork: Atomic::new(Var::Dwork, FLUSH_TIME),
@@ -98,6 +104,9 @@ impl Scenario for FlushScenario {
                             } else {
                                 p.mem_cgroup_flush_stats(memcg);
                             }
+                            // The flush returned: what its walk read is
+                            // dead, only the loop counter is live.
+                            P::checkpoint_locals(FLUSHED ^ i as u64);
                             if timed {
                                 atomic_add(-1, &t.flushing);
                             }
@@ -178,19 +187,46 @@ fn quiescent_reads(cfg: &Config) -> Vec<u8> {
     out
 }
 
+/// The tag of a reader's locals after its `i`-th flush call returned is
+/// `FLUSHED ^ i` (after its read, `i + 1`).
+const FLUSHED: u64 = 0xF1u64 << 48;
+
+/// Each CPU's program, for the exhaustive search's symmetry reduction
+/// (explore/dfs): CPUs that charge the same memcg with the same values run
+/// the same code ([`updates`]) and are interchangeable.
+fn cpu_classes(cfg: &Config) -> Vec<u64> {
+    use std::hash::{Hash, Hasher};
+    (0..cfg.cpus)
+        .map(|cpu| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            cfg.charge_of(cpu).hash(&mut h);
+            for k in 0..cfg.updates {
+                cfg.val(cpu, k).hash(&mut h);
+            }
+            h.finish()
+        })
+        .collect()
+}
+
 /// CPU `cpu`'s updates: `__mod_memcg_state()` with each of its values.
+///
+/// The same code on every CPU, whichever thread runs it: its locals are
+/// declared dead on entry and on exit, so that the thread of CPU 0 and main
+/// standing for the last CPU hold equal locals at equal points.
 fn updates<P: Platform>(p: &dyn Protocol<P>, cfg: &Config, cpu: usize) {
+    P::checkpoint_locals(0);
     for k in 0..cfg.updates {
-        let (memcg, val) = (cfg.charge_of(cpu), cfg.val(cpu, k));
+        let (memcg, val) = (cfg.charge_at(cpu, k), cfg.val(cpu, k));
         p.mod_memcg_state(memcg, val);
         P::emit(|| Obs::UpdateDone { memcg, val });
         // The update returned: nothing it computed is live, only the loop
         // counter.
         P::checkpoint_locals(k as u64 + 1);
     }
+    P::checkpoint_locals(u64::MAX);
 }
 
-/// Eventual conservation (issue 11): `cfg.settle` more flushes of the whole
+/// Eventual conservation: `cfg.settle` more flushes of the whole
 /// tree, the aggregates reported after each; then, with
 /// `cfg.settle_update`, one more 1-page update on each CPU (main standing
 /// for that CPU, whose thread has ended) and one more flush.

@@ -10,9 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::config::{Config, Death};
 use crate::explore::Backend;
-use crate::protocol::Family;
+use crate::vocab::Family;
 
 /// One configuration of the suite and the searches it gets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,12 +116,42 @@ impl Sizes {
             max_schedules: self.dfs_cap,
             sleep_sets: true,
             stateful: true,
+            symmetry: false,
+            workers: 1,
         }
     }
     fn std(&self) -> Backend {
         Backend::Std {
             iterations: self.std,
         }
+    }
+
+    /// The lifetime entries' searches: loom at bound 2 (the grace period's
+    /// wait multiplies loom's branches: unbounded does not finish), and
+    /// sizes of their own.
+    fn lifetime_backends(&self) -> Vec<Backend> {
+        vec![
+            Backend::Loom {
+                preemption_bound: self.loom_bound.unwrap_or(Some(2)),
+            },
+            Backend::ShuttleRandom {
+                iterations: 2000,
+                seed: self.seed,
+            },
+            Backend::ShuttlePct {
+                iterations: 2000,
+                depth: 3,
+                seed: self.seed,
+            },
+            Backend::ShuttleDfs {
+                max_schedules: 1_000_000,
+                sleep_sets: true,
+                stateful: true,
+                symmetry: false,
+                workers: 1,
+            },
+            Backend::Std { iterations: 500 },
+        ]
     }
 }
 
@@ -142,6 +172,13 @@ impl Suite {
             cfg,
             backends,
             families: vec![Family::PerMemcg],
+        };
+        let life_entry = |name: &str, why: &str, cfg: Config| Entry {
+            name: name.into(),
+            why: why.into(),
+            cfg,
+            backends: s.lifetime_backends(),
+            families: vec![Family::Lifetime],
         };
         let loom = |bound: Option<usize>| Backend::Loom {
             preemption_bound: s.loom_bound.unwrap_or(bound),
@@ -383,7 +420,7 @@ impl Suite {
                 ),
                 memcg_entry(
                     "memcg-tree-sb",
-                    "the root alone, one CPU updating twice, the periodic work flushing between, then 2 more flushes and a later update: the rstat tree's store-buffering race (issue 11)",
+                    "the root alone, one CPU updating twice, the periodic work flushing between, then 2 more flushes and a later update: the rstat tree's store-buffering race",
                     Config {
                         cpus: 1,
                         batch: 1,
@@ -399,7 +436,7 @@ impl Suite {
                 ),
                 memcg_entry(
                     "memcg-tree-trigger",
-                    "as memcg-dfs, then 2 more flushes and a later update: whether a flush the threshold triggers misses the pages that raised it, and for how long (protocol case (d) with the rstat tree, issue 11)",
+                    "as memcg-dfs, then 2 more flushes and a later update: whether a flush the threshold triggers misses the pages that raised it, and for how long (protocol case (d) with the rstat tree)",
                     Config {
                         updates: 2,
                         periodic: false,
@@ -408,6 +445,30 @@ impl Suite {
                         ..memcg_base.clone()
                     },
                     vec![loom(None), s.dfs()],
+                ),
+                memcg_entry(
+                    crate::protocol::per_memcg::FOLD_SKEW,
+                    "C12 without a race: MEMCG_CHARGE_BATCH 64, one CPU charging a child +30, its sibling +34, the child +40 and +30; the parent's counter folds where the child's does not (one interleaving)",
+                    crate::protocol::per_memcg::fold_skew(),
+                    vec![s.dfs()],
+                ),
+                life_entry(
+                    "life-child",
+                    "the child dies while a CPU charges it through the objcg and the periodic work flushes",
+                    Config::lifetime(1, Death::default()).vals(&[1]),
+                ),
+                life_entry(
+                    "life-parent",
+                    "child and parent are removed concurrently while a CPU charges the child once through a folio's reference, then puts it",
+                    Config::lifetime(
+                        1,
+                        Death {
+                            parent_dies: true,
+                            folio: true,
+                        },
+                    )
+                    .vals(&[1])
+                    .periodic(false),
                 ),
             ],
         }
@@ -419,9 +480,13 @@ impl Suite {
             entries: vec![Entry {
                 name: name.into(),
                 why: "given on the command line".into(),
-                cfg,
                 backends,
-                families: vec![Family::Global, Family::PerMemcg],
+                families: if cfg.death.is_some() {
+                    vec![Family::Lifetime]
+                } else {
+                    vec![Family::Global, Family::PerMemcg]
+                },
+                cfg,
             }],
         }
     }

@@ -46,9 +46,11 @@ pub struct ConfigArgs {
     /// alone].
     #[arg(long, value_delimiter = ',')]
     pub tree: Option<Vec<u8>>,
-    /// The memcg each CPU charges, cycled over CPUs [default: 0].
-    #[arg(long, value_delimiter = ',')]
-    pub charge: Option<Vec<u8>>,
+    /// The memcg each CPU charges, cycled over CPUs; `A:B:..` gives a CPU
+    /// a charge list its updates cycle through (`1:2,3`: CPU 0 charges
+    /// memcgs 1 and 2 in turn, CPU 1 memcg 3) [default: 0].
+    #[arg(long, value_delimiter = ',', value_parser = parse_charge)]
+    pub charge: Option<Vec<ChargeList>>,
     /// The memcg each reader reads, cycled over readers [default: 0].
     #[arg(long = "read", value_delimiter = ',')]
     pub read_memcg: Option<Vec<u8>>,
@@ -59,7 +61,7 @@ pub struct ConfigArgs {
     #[arg(long, value_name = "N")]
     pub ratelimited: Option<usize>,
     /// Eventual conservation: N more flushes after the final one, the
-    /// aggregate checked after each (issue 11) [default: 0].
+    /// aggregate checked after each [default: 0].
     #[arg(long)]
     pub settle: Option<usize>,
     /// After the --settle flushes, one more 1-page update per CPU and one
@@ -106,11 +108,23 @@ impl ConfigArgs {
             ticks: self.ticks.unwrap_or(base.ticks),
             late: self.late.unwrap_or(base.late),
             tree: self.tree.clone().unwrap_or_else(|| base.tree.clone()),
-            charge: self.charge.clone().unwrap_or_else(|| base.charge.clone()),
+            charge: match &self.charge {
+                Some(c) if c.iter().all(|l| l.0.len() == 1) => c.iter().map(|l| l.0[0]).collect(),
+                Some(_) => Vec::new(),
+                None => base.charge.clone(),
+            },
+            charges: match &self.charge {
+                Some(c) if c.iter().any(|l| l.0.len() != 1) => {
+                    c.iter().map(|l| l.0.clone()).collect()
+                }
+                Some(_) => Vec::new(),
+                None => base.charges.clone(),
+            },
             read: self.read_memcg.clone().unwrap_or_else(|| base.read.clone()),
             ratelimited: self.ratelimited.unwrap_or(base.ratelimited),
             settle: self.settle.unwrap_or(base.settle),
             settle_update: self.settle_update || base.settle_update,
+            death: base.death,
         }
     }
 
@@ -161,4 +175,20 @@ pub fn truncate(s: &str, n: usize) -> String {
     } else {
         format!("{}...", s.chars().take(n).collect::<String>())
     }
+}
+
+/// One CPU's entry of `--charge`: the memcgs its updates charge in turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChargeList(pub Vec<u8>);
+
+/// Parse one CPU's entry of `--charge`: a memcg, or memcgs joined by `:`.
+fn parse_charge(s: &str) -> Result<ChargeList, String> {
+    s.split(':')
+        .map(|m| {
+            m.trim().parse::<u8>().map_err(|_| {
+                format!("{s:?}: a memcg number (0-7), or memcgs joined by ':' (e.g. 1:2)")
+            })
+        })
+        .collect::<Result<Vec<u8>, String>>()
+        .map(ChargeList)
 }

@@ -26,13 +26,20 @@ pub struct BenchArgs {
     pub json: bool,
     /// Measure the rstat tree variants with and without the smp_mb() pair
     /// (v6.8-tree, v6.8-tree-mb, v6.17-tree, v6.17-tree-mb) instead: the
-    /// price of the barrier reverted in d8ef4b38cb69 (issue 11).
+    /// price of the barrier reverted in d8ef4b38cb69 (B1).
     #[arg(long)]
     pub barrier: bool,
+    /// Price the findings' fix candidates instead: each beside the unfixed
+    /// version and its no-skip twin, in one run (`--finding` picks some).
+    #[arg(long, conflicts_with = "barrier")]
+    pub fixes: bool,
+    /// With --fixes: only these findings (comma-separated identifiers).
+    #[arg(long, value_delimiter = ',', requires = "fixes")]
+    pub finding: Vec<String>,
 }
 
 /// Run the benchmark.
-pub fn bench(a: &BenchArgs, _registry: &[Variant]) -> Result<ExitCode, String> {
+pub fn bench(a: &BenchArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     if a.threads.is_empty() {
         return Err("--threads: give at least one thread count, e.g. 1,2,4".into());
     }
@@ -51,6 +58,9 @@ pub fn bench(a: &BenchArgs, _registry: &[Variant]) -> Result<ExitCode, String> {
         return Err("--reps 0: need at least 1 round".into());
     }
     let progress = |line: &str| eprintln!("{line}");
+    if a.fixes {
+        return prices(a, registry, &progress);
+    }
     if a.barrier {
         let rows = bench::compare_barriers(&a.threads, a.updates, a.reps, &progress);
         if a.json {
@@ -132,5 +142,56 @@ pub fn bench(a: &BenchArgs, _registry: &[Variant]) -> Result<ExitCode, String> {
         "RMW/M: threshold RMWs per million updates on a deterministic round-robin schedule\n\
          (reader every {READ_EVERY} updates, periodic flush every {FLUSH_EVERY}); the same on every machine."
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bench --fixes`: a table per finding, every row measured in the same
+/// run as the finding's unfixed version.
+fn prices(
+    a: &BenchArgs,
+    registry: &[Variant],
+    progress: &dyn Fn(&str),
+) -> Result<ExitCode, String> {
+    let list = super::findings::selected(&a.finding)?;
+    let mut all = Vec::new();
+    for f in &list {
+        all.extend(crate::measure::price::price(
+            f, registry, &a.threads, a.updates, a.reps, progress,
+        )?);
+    }
+    if a.json {
+        print_json(&all)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "MEMCG_CHARGE_BATCH = {MEMCG_CHARGE_BATCH}; median of {} rounds of {} updates per \
+         thread; per-memcg versions charge a grandchild of the root; ratio: over the \
+         unfixed version in the same run; RMWs: threshold atomics per update on the \
+         deterministic schedule",
+        a.reps, a.updates
+    );
+    for f in &list {
+        let rows: Vec<_> = all.iter().filter(|r| r.finding == f.id).collect();
+        if rows.is_empty() {
+            println!("\n{}: no hot-path change to price (lifetime form)", f.id);
+            continue;
+        }
+        println!("\n{}", f.id);
+        println!(
+            "  {:<30} {:<8} {:>7} {:>9} {:>6} {:>9}",
+            "variant", "role", "threads", "M upd/s", "ratio", "RMW/upd"
+        );
+        for r in rows {
+            println!(
+                "  {:<30} {:<8} {:>7} {:>9.1} {:>6.2} {:>9.5}",
+                r.variant,
+                r.role.name(),
+                r.threads,
+                r.updates_per_sec / 1e6,
+                r.ratio_to_unfixed,
+                r.rmws_per_update
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

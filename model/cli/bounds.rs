@@ -11,13 +11,9 @@ use crate::measure::bounds::{
     measure_exhaustive, measure_sampled, standard_configs, timed_configs, Bound,
 };
 use crate::observe::record::{render_columns, Step};
-use crate::protocol::{Family, Kind, Variant};
+use crate::protocol::{catalogue, Family, Kind, Variant};
 
 use super::args::{print_json, ConfigArgs};
-
-/// The mutants measured beside the kernel versions when no variant is
-/// named.
-pub const DEFAULT_MUTANTS: [&str; 1] = ["mutant-skip-off-by-one"];
 
 /// `flushcheck bounds`.
 #[derive(clap::Args, Debug, Clone)]
@@ -132,11 +128,13 @@ fn plan(a: &BoundsArgs, registry: &[Variant]) -> Result<Vec<(Config, Variant)>, 
 }
 
 /// The variants measured when none is named: every kernel version of the
-/// catalogue, in its order, then the mutants of [`DEFAULT_MUTANTS`].
+/// flush protocol in the catalogue, in its order, and the mutants of
+/// [`catalogue::BOUNDS_MUTANTS`].
 pub fn default_variants(registry: &[Variant]) -> Vec<Variant> {
     registry
         .iter()
-        .filter(|v| v.kind == Kind::Kernel || DEFAULT_MUTANTS.contains(&v.name.as_str()))
+        .filter(|v| v.family != Family::Lifetime)
+        .filter(|v| v.kind == Kind::Kernel || catalogue::BOUNDS_MUTANTS.contains(&v.name.as_str()))
         .cloned()
         .collect()
 }
@@ -315,7 +313,7 @@ pub fn witnesses(rows: &[Bound]) -> String {
     let mut out = String::new();
     let mut show = |r: &Bound, steps: &[Step], head: String| {
         let trace = render_columns(
-            &crate::report::explain::initial_state(&r.cfg, &r.variant),
+            &crate::report::initial_state(&r.cfg, &r.variant, r.family),
             steps,
             &head,
             80,
@@ -323,7 +321,7 @@ pub fn witnesses(rows: &[Bound]) -> String {
         let _ = write!(out, "\n{trace}");
     };
     for r in rows {
-        let c18 = crate::measure::derived::c18_claim(&r.cfg, r.trigger);
+        let c18 = crate::check::derived::c18_claim(&r.cfg, r.trigger);
         let mut over = Vec::new();
         if !r.documented_bound_holds() {
             over.push(format!("C1 = {}", r.documented));

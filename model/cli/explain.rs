@@ -7,10 +7,12 @@ use std::time::{Duration, Instant};
 
 use crate::check::{judged, Sizes, Suite};
 use crate::config::Config;
+use crate::drive::explain::{self, Explained, Search, Target};
 use crate::explore::{quiet_panics, Backend, MAX_LOOM_THREADS};
 use crate::observe::property::Property;
 use crate::protocol::Variant;
-use crate::report::explain::{self, Counterexample, Explained, Search, Target};
+use crate::report::{Counterexample, Replay};
+use crate::vocab::{BackendName, Family};
 
 use super::args::{parse_bound, Bound, ConfigArgs, Format};
 
@@ -48,6 +50,10 @@ pub struct ExplainArgs {
     /// Time budget in seconds.
     #[arg(long, default_value_t = 120)]
     pub budget: u64,
+    /// Only this entry of the suite (default: every entry on which the
+    /// property is judged).
+    #[arg(long)]
+    pub entry: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -128,36 +134,39 @@ pub fn render(c: &Counterexample, format: Format, width: usize) -> Result<String
 
 /// The searches `explain` runs for these flags.
 fn searches(a: &ExplainArgs) -> Result<Vec<Search>, String> {
-    let shuttle = |name: &str| match name {
-        "shuttle-random" => Some(Backend::ShuttleRandom {
+    let shuttle = |name: BackendName| match name {
+        BackendName::ShuttleRandom => Some(Backend::ShuttleRandom {
             iterations: a.shuttle_iterations,
             seed: a.seed,
         }),
-        "shuttle-pct" => Some(Backend::ShuttlePct {
+        BackendName::ShuttlePct => Some(Backend::ShuttlePct {
             iterations: a.shuttle_iterations,
             depth: a.pct_depth,
             seed: a.seed,
         }),
         _ => None,
     };
+    let bad = |name: &str| {
+        format!("--backend {name}: explain searches with loom, shuttle-random or shuttle-pct")
+    };
     let loom = Search::Loom {
         max_bound: a.max_preemptions.0,
     };
-    Ok(match a.backend.as_deref() {
+    let chosen = match a.backend.as_deref() {
+        None => None,
+        Some(name) => Some(BackendName::parse(name).map_err(|_| bad(name))?),
+    };
+    Ok(match chosen {
         None => vec![
             loom,
             Search::Shuttle {
-                backend: shuttle("shuttle-pct").expect("known"),
+                backend: shuttle(BackendName::ShuttlePct).expect("a sampling backend"),
                 runs: a.runs,
             },
         ],
-        Some("loom") => vec![loom],
+        Some(BackendName::Loom) => vec![loom],
         Some(name) => vec![Search::Shuttle {
-            backend: shuttle(name).ok_or_else(|| {
-                format!(
-                    "unknown backend {name:?}: expected one of loom, shuttle-random, shuttle-pct"
-                )
-            })?,
+            backend: shuttle(name).ok_or_else(|| bad(name.name()))?,
             runs: a.runs,
         }],
     })
@@ -167,6 +176,7 @@ fn searches(a: &ExplainArgs) -> Result<Vec<Search>, String> {
 /// the suite on which `property` is judged, smallest first.
 pub fn configs(
     cfg: &ConfigArgs,
+    entry: Option<&str>,
     variant: &Variant,
     property: Property,
     loom: bool,
@@ -175,12 +185,22 @@ pub fn configs(
         return vec![("custom".into(), cfg.config())];
     }
     let suite = Suite::standard(&Sizes::default());
+    if let Some(name) = entry {
+        return suite
+            .entry(name)
+            .map(|e| vec![(e.name.clone(), e.cfg.clone())])
+            .unwrap_or_default();
+    }
     let mut out: Vec<(String, Config)> = suite
         .entries
         .iter()
+        // Flush variants are tried on every flush entry, lifetime forms on
+        // the lifetime entries.
+        .filter(|e| e.applies_to(Family::Lifetime) == (variant.family == Family::Lifetime))
         .filter(|e| {
             e.backends.iter().any(|b| {
-                judged(property, variant, &e.cfg, b) && (!loom || matches!(b, Backend::Loom { .. }))
+                judged(variant, &e.cfg, b).contains(&property)
+                    && (!loom || matches!(b, Backend::Loom { .. }))
             })
         })
         .map(|e| (e.name.clone(), e.cfg.clone()))
@@ -200,6 +220,21 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
         return Err("--runs/--shuttle-iterations/--pct-depth 0: need at least 1".into());
     }
     let searches = searches(a)?;
+    if let Some(name) = &a.entry {
+        let suite = Suite::standard(&Sizes::default());
+        if suite.entry(name).is_none() {
+            let names: Vec<&str> = suite.entries.iter().map(|e| e.name.as_str()).collect();
+            return Err(format!(
+                "--entry {name}: no such entry; the suite has {}",
+                names.join(", ")
+            ));
+        }
+        if a.cfg.given() {
+            return Err(format!(
+                "--entry {name}: give an entry or configuration flags, not both"
+            ));
+        }
+    }
     if a.cfg.given() {
         let cfg = a.cfg.config();
         let max = if searches.iter().any(|s| matches!(s, Search::Loom { .. })) {
@@ -207,7 +242,12 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
         } else {
             usize::MAX
         };
-        cfg.validate(max, if max == usize::MAX { "shuttle" } else { "loom" })?;
+        let by = if max == usize::MAX {
+            BackendName::ShuttlePct
+        } else {
+            BackendName::Loom
+        };
+        cfg.validate(max, by.name())?;
     }
     quiet_panics();
     let budget = Duration::from_secs(a.budget);
@@ -216,10 +256,14 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
     let mut best: Option<Box<Counterexample>> = None;
     for search in &searches {
         let loom = matches!(search, Search::Loom { .. });
-        let cfgs = configs(&a.cfg, &variant, property, loom);
+        let cfgs = configs(&a.cfg, a.entry.as_deref(), &variant, property, loom);
         let share = budget / (cfgs.len().max(1) as u32);
         for (name, cfg) in &cfgs {
-            if loom && cfg.validate(MAX_LOOM_THREADS, "loom").is_err() {
+            if loom
+                && cfg
+                    .validate(MAX_LOOM_THREADS, BackendName::Loom.name())
+                    .is_err()
+            {
                 continue;
             }
             if start.elapsed() > budget {
@@ -231,6 +275,7 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
                 variant: &variant,
                 registry,
                 property,
+                rcu: None,
             };
             match explain::explain(&t, search, share) {
                 Explained::Found(c) => {
@@ -273,14 +318,14 @@ pub fn explain_cmd(a: &ExplainArgs, registry: &[Variant]) -> Result<ExitCode, St
 
 fn search_name(s: &Search) -> String {
     match s {
-        Search::Loom { .. } => "loom".into(),
+        Search::Loom { .. } => BackendName::Loom.name().into(),
         Search::Shuttle { backend, .. } => backend.name().into(),
     }
 }
 
 /// `flushcheck replay`.
 pub fn replay_cmd(a: &ReplayArgs, registry: &[Variant]) -> Result<ExitCode, String> {
-    let r = explain::Replay::from_token(&a.token)?;
+    let r = Replay::from_token(&a.token)?;
     Variant::find(registry, &r.variant)?;
     quiet_panics();
     match explain::replay(&a.token, registry) {

@@ -1,13 +1,14 @@
 //! `flushcheck fuzz`: seeded random configurations within stated bounds,
-//! time-budgeted, every violation shrunk (see [`crate::check::fuzz`]).
+//! time-budgeted, every violation shrunk (see [`crate::drive::fuzz`]).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::check::fuzz::{self, Bounds, Event, Finding, FuzzReport, FuzzSpec, Tried};
+use crate::drive::fuzz::{self, Bounds, Event, Finding, FuzzReport, FuzzSpec, Tried};
 use crate::explore::{quiet_panics, Backend};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
+use crate::vocab::Family;
 
 use super::args::{print_json, truncate, Format};
 use super::explain::render;
@@ -93,7 +94,7 @@ pub fn build_spec(a: &FuzzArgs, registry: &[Variant]) -> Result<FuzzSpec, String
     let variants: Vec<Variant> = if a.variant.is_empty() {
         registry
             .iter()
-            .filter(|v| v.kind.must_hold())
+            .filter(|v| v.kind.must_hold() && v.family != Family::Lifetime)
             .cloned()
             .collect()
     } else {
@@ -102,6 +103,12 @@ pub fn build_spec(a: &FuzzArgs, registry: &[Variant]) -> Result<FuzzSpec, String
             .map(|n| Variant::find(registry, n))
             .collect::<Result<_, _>>()?
     };
+    if let Some(v) = variants.iter().find(|v| v.family == Family::Lifetime) {
+        return Err(format!(
+            "--variant {}: a lifetime form; fuzz draws flush-protocol configurations",
+            v.name
+        ));
+    }
     if let Some(v) = variants.iter().find(|v| v.kind == Kind::Bound) {
         return Err(format!(
             "--variant {}: a benchmark bound, not checked; fuzz takes kernel, benign, candidate and mutant variants",
@@ -109,7 +116,7 @@ pub fn build_spec(a: &FuzzArgs, registry: &[Variant]) -> Result<FuzzSpec, String
         ));
     }
     let properties: Vec<Property> = if a.property.is_empty() {
-        Property::ALL.to_vec()
+        Property::of_family(Family::Global).collect()
     } else {
         a.property
             .iter()
@@ -336,7 +343,10 @@ pub fn summary(r: &FuzzReport, spec: &FuzzSpec) -> String {
         let by: Vec<String> = v
             .killed_by
             .iter()
-            .map(|(p, b)| format!("{p} on {}", b.join("/")))
+            .map(|d| {
+                let b: Vec<&str> = d.backends.iter().map(|b| b.name()).collect();
+                format!("{} on {}", d.property, b.join("/"))
+            })
             .collect();
         out += &format!(
             "  survived {}: designated killers {}\n",

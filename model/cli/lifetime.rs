@@ -1,20 +1,23 @@
-//! `flushcheck lifetime`: the lifetime cells (issue 12), or one witness.
+//! `flushcheck lifetime`: the lifetime wing's cells (the matrix restricted
+//! to the lifetime forms and entries), or one witness trace.
 
-use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 
-use crate::check::lifetime::{
-    backends, catalogue, entries, explore_life, flavor_for, for_entry, life_cells, LifeVariant,
-};
-use crate::check::{matrix_ok, Cell, Expect, Verdict};
-use crate::explore::quiet_panics;
+use crate::check::{Sizes, Suite};
+use crate::drive::explain::{witness, Target};
+use crate::drive::matrix_ok;
+use crate::explore::{quiet_panics, Backend};
 use crate::kernel::rcu::RcuFlavor;
 use crate::observe::property::Property;
-use crate::protocol::Kind;
+use crate::protocol::Variant;
+use crate::vocab::{BackendName, Family};
+
+use super::args::{parse_bound, print_json, Bound};
+use super::matrix::run_with_progress;
+use super::table::{summary, table};
 
 /// Arguments of `flushcheck lifetime`.
 #[derive(Args, Debug, Clone)]
@@ -25,183 +28,76 @@ pub struct LifetimeArgs {
     /// Backends to run (comma-separated names); default all.
     #[arg(long, value_delimiter = ',')]
     pub backend: Vec<String>,
-    /// loom's preemption bound (`none`: unbounded); default: each entry's.
-    #[arg(long)]
-    pub loom_preemptions: Option<String>,
+    /// loom's preemption bound (a number or "unbounded"); default: each
+    /// entry's, at most each variant's cap.
+    #[arg(long, value_parser = parse_bound)]
+    pub loom_preemptions: Option<Bound>,
     /// Time budget per exploration, in seconds.
     #[arg(long, default_value_t = 120)]
     pub budget: u64,
     /// Print the witness of one violation: `VARIANT:PROPERTY:BACKEND:ENTRY`.
     #[arg(long)]
     pub witness: Option<String>,
-    /// The RCU flavour (`flag` or `epoch`); default: epoch wherever the
-    /// backend can see it.
+    /// The RCU flavour of `--witness` (`flag` or `epoch`); default: epoch
+    /// wherever the backend can see it.
     #[arg(long)]
     pub rcu: Option<String>,
+    /// Trace width in columns (`--witness`).
+    #[arg(long, default_value_t = 80)]
+    pub width: usize,
     /// Print the cells as JSON (the matrix's cell format).
     #[arg(long)]
     pub json: bool,
 }
 
-fn bound(s: &str) -> Result<Option<usize>, String> {
-    if s == "none" {
-        return Ok(None);
-    }
-    s.parse()
-        .map(Some)
-        .map_err(|_| format!("--loom-preemptions {s}: expected a number or none"))
-}
-
-/// The variants `names` selects (all if empty); the error names the
-/// unknown one and lists the known.
-pub fn select(names: &[String]) -> Result<Vec<LifeVariant>, String> {
-    let all = catalogue();
-    for n in names {
-        if !all.iter().any(|v| v.name == n) {
-            let known: Vec<&str> = all.iter().map(|v| v.name).collect();
-            return Err(format!(
-                "unknown lifetime variant {n:?}: expected one of {}",
-                known.join(", ")
-            ));
-        }
-    }
-    Ok(all
-        .into_iter()
-        .filter(|v| names.is_empty() || names.iter().any(|n| n == v.name))
-        .collect())
-}
-
-/// The lifetime cells of the default run, with a progress line per
-/// exploration on stderr.
-pub fn default_cells(budget: Duration) -> Vec<Cell> {
-    let tty = std::io::stderr().is_terminal();
-    let start = Instant::now();
-    let mut progress = |line: &str| {
-        let line = format!("[lifetime {:.0}s] {line}", start.elapsed().as_secs_f64());
-        if tty {
-            eprint!("\r\x1b[2K{}", &line[..line.len().min(150)]);
-        } else {
-            eprintln!("{line}");
-        }
-    };
-    let cells = life_cells(&catalogue(), &backends(), None, budget, &mut progress);
-    if tty {
-        eprintln!();
-    }
-    cells
-}
-
-/// The lifetime summary: cells, must-hold violations, mutants killed,
-/// findings shown.
-pub fn summary(cells: &[Cell], elapsed: Duration) -> String {
-    let names: Vec<&str> = {
-        let mut v: Vec<&str> = cells.iter().map(|c| c.variant.as_str()).collect();
-        v.dedup();
-        v
-    };
-    let mutants: Vec<&str> = names
-        .iter()
-        .copied()
-        .filter(|n| {
-            cells
-                .iter()
-                .any(|c| c.variant == *n && c.kind == Kind::Mutant)
-        })
-        .collect();
-    let killed = mutants
-        .iter()
-        .filter(|n| {
-            cells
-                .iter()
-                .filter(|c| c.variant == **n && c.expect == Expect::Killed)
-                .all(|c| c.ok)
-        })
-        .count();
-    let bad: Vec<&Cell> = cells.iter().filter(|c| !c.ok).collect();
-    let must_hold = bad.iter().filter(|c| c.expect == Expect::Holds).count();
-    let findings = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Finding && c.ok)
-        .count();
-    let inconclusive = cells
-        .iter()
-        .filter(|c| c.verdict == Verdict::Inconclusive)
-        .count();
-    let mut out = format!(
-        "lifetime: {} cells in {:.1} s: must-hold violations {must_hold}, mutants killed {killed}/{}, findings shown {findings}, inconclusive {inconclusive}\n",
-        cells.len(),
-        elapsed.as_secs_f64(),
-        mutants.len()
-    );
-    for c in bad {
-        let _ = writeln!(
-            out,
-            "  not as expected: {} ({} on {}): {}",
-            c.variant,
-            c.property.name(),
-            c.backend,
-            c.verdict.name()
-        );
-    }
-    out
-}
-
 /// `flushcheck lifetime`.
-pub fn lifetime(args: &LifetimeArgs) -> Result<ExitCode, String> {
+pub fn lifetime(args: &LifetimeArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     if args.budget == 0 {
         return Err("--budget 0: the time budget must be at least 1 second".into());
     }
-    let loom_bound = args.loom_preemptions.as_deref().map(bound).transpose()?;
-    let budget = Duration::from_secs(args.budget);
     let rcu = args.rcu.as_deref().map(RcuFlavor::parse).transpose()?;
-    quiet_panics();
-    if let Some(w) = &args.witness {
-        return witness(w, loom_bound, budget, rcu);
-    }
-    let variants = select(&args.variant)?;
-    let all = backends();
-    for b in &args.backend {
-        if !all.iter().any(|x| x.name() == b) {
-            let known: Vec<&str> = all.iter().map(|x| x.name()).collect();
-            return Err(format!(
-                "unknown backend {b:?}: expected one of {}",
-                known.join(", ")
-            ));
-        }
-    }
-    let chosen: Vec<_> = all
-        .into_iter()
-        .filter(|b| args.backend.is_empty() || args.backend.iter().any(|n| n == b.name()))
+    let sizes = Sizes {
+        loom_bound: args.loom_preemptions.map(|b| b.0),
+        ..Sizes::default()
+    };
+    let mut suite = Suite::standard(&sizes);
+    suite.entries.retain(|e| e.applies_to(Family::Lifetime));
+    let forms: Vec<Variant> = registry
+        .iter()
+        .filter(|v| v.family == Family::Lifetime)
+        .cloned()
         .collect();
-    let start = Instant::now();
-    let cells = life_cells(&variants, &chosen, loom_bound, budget, &mut |l| {
-        eprintln!("{l}")
-    });
-    if args.json {
-        crate::cli::args::print_json(&cells)?;
-        return Ok(if matrix_ok(&cells) {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        });
+    let budget = Duration::from_secs(args.budget);
+    if let Some(w) = &args.witness {
+        quiet_panics();
+        return print_witness(w, &suite, &forms, registry, budget, rcu, args.width);
     }
-    print!("{}", crate::cli::matrix::cell_rows(&cells, true));
-    println!(
-        "searches (per entry: {}):",
-        entries()
+    let mut plan = crate::drive::Plan::new(suite, registry.to_vec());
+    plan.variants = if args.variant.is_empty() {
+        forms
+    } else {
+        args.variant
             .iter()
-            .map(|e| e.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let mut seen = std::collections::BTreeSet::new();
-    for c in &cells {
-        if seen.insert((c.backend.clone(), c.search.clone())) {
-            println!("  {:<15} {}", c.backend, c.search);
-        }
+            .map(|v| Variant::find(&forms, v).map_err(|e| format!("lifetime: {e}")))
+            .collect::<Result<_, _>>()?
+    };
+    plan.properties = Property::of_family(Family::Lifetime).collect();
+    plan.backends = args
+        .backend
+        .iter()
+        .map(|b| BackendName::parse(b))
+        .collect::<Result<_, _>>()?;
+    plan.budget = budget;
+    plan.validate()?;
+    quiet_panics();
+    let (m, elapsed) = run_with_progress(&plan, false);
+    if args.json {
+        print_json(&m.cells)?;
+    } else {
+        print!("{}", table(&plan, &m.cells, true));
+        print!("{}", summary(&plan, &m.cells, elapsed));
     }
-    print!("{}", summary(&cells, start.elapsed()));
-    Ok(if matrix_ok(&cells) {
+    Ok(if matrix_ok(&m.cells) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -210,44 +106,66 @@ pub fn lifetime(args: &LifetimeArgs) -> Result<ExitCode, String> {
 
 /// Print the witness of `spec` (`VARIANT:PROPERTY:BACKEND:ENTRY`): the
 /// searches are deterministic, so the same command prints the same trace.
-fn witness(
+fn print_witness(
     spec: &str,
-    loom_bound: Option<Option<usize>>,
+    suite: &Suite,
+    forms: &[Variant],
+    registry: &[Variant],
     budget: Duration,
     rcu: Option<RcuFlavor>,
+    width: usize,
 ) -> Result<ExitCode, String> {
     let bad = || format!("--witness {spec}: expected VARIANT:PROPERTY:BACKEND:ENTRY");
     let parts: Vec<&str> = spec.split(':').collect();
     let [v, p, b, e] = parts[..] else {
         return Err(bad());
     };
-    let variant = select(&[v.to_string()])?.remove(0);
+    let variant = Variant::find(forms, v).map_err(|e| format!("--witness: {e}"))?;
     let property = Property::by_name(p)?;
-    let backend = backends()
-        .into_iter()
-        .find(|x| x.name() == b)
-        .ok_or_else(|| format!("--witness: unknown backend {b:?}"))?;
-    let entry = entries().into_iter().find(|x| x.name == e).ok_or_else(|| {
-        format!("--witness: unknown entry {e:?}: expected life-child, life-parent")
+    let name = BackendName::parse(b).map_err(|e| format!("--witness: {e}"))?;
+    let entry = suite.entry(e).ok_or_else(|| {
+        let names: Vec<&str> = suite.entries.iter().map(|x| x.name.as_str()).collect();
+        format!(
+            "--witness: unknown entry {e:?}: expected one of {}",
+            names.join(", ")
+        )
     })?;
-    let backend = for_entry(&backend, &entry, &variant, loom_bound);
-    let flavor = rcu.unwrap_or_else(|| flavor_for(&backend, &variant));
-    let r = explore_life(&variant, &entry, &backend, property, flavor, budget, true);
+    let mut backend = entry
+        .backends
+        .iter()
+        .find(|x| x.id() == name)
+        .cloned()
+        .ok_or_else(bad)?;
+    if let (Backend::Loom { preemption_bound }, Some(cap)) = (&mut backend, variant.loom_cap) {
+        *preemption_bound = Some(preemption_bound.map_or(cap, |b| b.min(cap)));
+    }
+    let t = Target {
+        cfg: &entry.cfg,
+        variant: &variant,
+        registry,
+        property,
+        rcu,
+    };
+    let (x, found) = witness(&t, &backend, budget)?;
+    let flavor = rcu.unwrap_or_else(|| crate::check::lifetime::rcu_flavor(backend.id(), &variant));
     println!(
         "{} on {} under {} ({} RCU): {} after {} executions",
         variant.name,
         entry.name,
         backend.search(),
         flavor.name(),
-        r.verdict.name(),
-        r.executions
+        if found.is_some() {
+            "violated"
+        } else {
+            "not violated"
+        },
+        x.executions
     );
-    if let Some(n) = r.note {
-        println!("{n}");
-    }
-    Ok(if r.verdict == Verdict::Violated {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    Ok(match found {
+        Some(c) => {
+            print!("{}", c.diagram(width));
+            ExitCode::SUCCESS
+        }
+        None => ExitCode::FAILURE,
     })
 }

@@ -1,19 +1,20 @@
 //! The default command: the (variant x property x backend) matrix over the
 //! scenario suite.
 
-use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::check::{
-    matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan, RunResult, Sizes, Suite, Verdict,
-};
+use crate::check::run::{RunResult, Verdict};
+use crate::check::{Sizes, Suite};
+use crate::drive::{matrix_ok, run_matrix, Executor, Matrix, Plan};
 use crate::explore::{quiet_panics, Backend, Shard};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
+use crate::vocab::BackendName;
 
 use super::args::{parse_bound, print_json, truncate, Bound, ConfigArgs, Format};
+use super::table::{markdown, runs_table, suite_text, summary, table, variant_lines};
 
 /// The matrix run (the default command).
 #[derive(clap::Args, Debug, Clone)]
@@ -69,6 +70,16 @@ pub struct MatrixArgs {
     /// Also print one line per run (variant, entry, backend).
     #[arg(long)]
     pub runs: bool,
+    /// Print the full cell table: one row per (variant, property,
+    /// backend), with notes (the default output is one line per variant).
+    #[arg(long)]
+    pub cells: bool,
+    /// Search every (variant, entry, backend): twins as variants of their
+    /// own, mutants by every backend to the end, and the sampled SC
+    /// searches where the exhaustive DFS already settled the verdict
+    /// (default: only where a verdict depends on it).
+    #[arg(long)]
+    pub full: bool,
     /// Run searches on threads of this process instead of worker processes.
     #[arg(long)]
     pub in_process: bool,
@@ -129,6 +140,14 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
         suite.entries.retain(|e| args.entry.contains(&e.name));
     }
     let mut plan = Plan::new(suite, registry.to_vec());
+    if args.full {
+        // Twins too, as variants of their own.
+        plan.variants = registry
+            .iter()
+            .filter(|v| v.kind != Kind::Bound)
+            .cloned()
+            .collect();
+    }
     if !args.variant.is_empty() {
         plan.variants = args
             .variant
@@ -143,15 +162,11 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
             .map(|p| Property::by_name(p))
             .collect::<Result<_, _>>()?;
     }
-    for b in &args.backend {
-        if !Backend::NAMES.contains(&b.as_str()) {
-            return Err(format!(
-                "unknown backend {b:?}: expected one of {}",
-                Backend::NAMES.join(", ")
-            ));
-        }
-    }
-    plan.backends = args.backend.clone();
+    plan.backends = args
+        .backend
+        .iter()
+        .map(|b| BackendName::parse(b))
+        .collect::<Result<_, _>>()?;
     plan.budget = Duration::from_secs(args.budget);
     if let Some(j) = args.jobs {
         if j == 0 {
@@ -160,6 +175,7 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
         plan.jobs = j;
     }
     plan.shard = args.shard.unwrap_or_default();
+    plan.focused = !args.full;
     plan.validate()?;
     Ok(plan)
 }
@@ -210,320 +226,26 @@ pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, Strin
     let plan = build_plan(args, registry)?;
     quiet_panics();
     let (m, elapsed) = run_with_progress(&plan, args.in_process);
-    // The whole default matrix also runs the lifetime cells (issue 12);
-    // `flushcheck lifetime` runs them alone.
-    let whole = args.variant.is_empty()
-        && args.entry.is_empty()
-        && args.property.is_empty()
-        && args.backend.is_empty()
-        && !args.cfg.given()
-        && args.shard.is_none();
-    let life_start = Instant::now();
-    let life = if whole {
-        crate::cli::lifetime::default_cells(Duration::from_secs(args.budget))
-    } else {
-        Vec::new()
-    };
-    let life_elapsed = life_start.elapsed();
     let format = if args.json { Format::Json } else { args.format };
     match format {
-        Format::Json => print_json(&[m.cells.clone(), life.clone()].concat())?,
+        Format::Json => print_json(&m.cells)?,
         Format::Text => {
             print!("{}", suite_text(&plan));
-            print!("{}", table(&plan, &m.cells, true));
+            if args.cells {
+                print!("{}", table(&plan, &m.cells, true));
+            } else {
+                print!("{}", variant_lines(&plan, &m.cells));
+            }
             if args.runs {
                 print!("{}", runs_table(&m.runs));
             }
-            if whole {
-                print!("\nlifetime (flushcheck lifetime; docs/findings.md section 16):");
-                print!("{}", cell_rows(&life, true));
-            }
             print!("{}", summary(&plan, &m.cells, elapsed));
-            if whole {
-                print!("{}", crate::cli::lifetime::summary(&life, life_elapsed));
-            }
         }
         Format::Markdown => print!("{}", markdown(&plan, &m.cells, elapsed)),
     }
-    Ok(if matrix_ok(&m.cells) && matrix_ok(&life) {
+    Ok(if matrix_ok(&m.cells) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// The suite, one line per entry.
-pub fn suite_text(plan: &Plan) -> String {
-    let mut out = String::from("flushcheck: the scenario suite\n");
-    let w = plan
-        .suite
-        .entries
-        .iter()
-        .map(|e| e.name.len())
-        .max()
-        .unwrap_or(4);
-    for e in &plan.suite.entries {
-        if !plan.variants.iter().any(|v| e.applies_to(v.family)) {
-            continue;
-        }
-        let backends: Vec<&str> = e
-            .backends
-            .iter()
-            .map(|b| b.name())
-            .filter(|b| plan.backends.is_empty() || plan.backends.iter().any(|n| n == b))
-            .collect();
-        let _ = writeln!(out, "  {:<w$}  {}  [{}]", e.name, e.cfg, backends.join(" "));
-    }
-    out
-}
-
-/// The matrix as a table; `notes` adds the note column (text output).
-pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
-    let mut out = cell_rows(cells, notes);
-    let _ = writeln!(out, "searches:");
-    let mut seen = std::collections::BTreeSet::new();
-    for e in &plan.suite.entries {
-        if !plan.variants.iter().any(|v| e.applies_to(v.family)) {
-            continue;
-        }
-        for b in e.backends.iter().filter(|b| plan.runs_backend(b)) {
-            if seen.insert(b.search()) {
-                let _ = writeln!(out, "  {:<15} {}", b.name(), b.search());
-            }
-        }
-    }
-    let _ = writeln!(
-        out,
-        "  * = exhaustive on every configuration. configs = configurations with this verdict / run.\n  coverage = times the property's race happened; epoch2 = times a CPU accounted a batch\n  again after a skip and a reset (recross_after_reset). Races:"
-    );
-    for p in &plan.properties {
-        let _ = writeln!(out, "    {:<28} {}", p.name(), p.coverage_event().name());
-    }
-    let _ = writeln!(out, "  who decides what:");
-    for p in &plan.properties {
-        let _ = writeln!(out, "    {:<28} {}", p.name(), p.decided_by());
-    }
-    out
-}
-
-/// The matrix's rows: a header, one line per cell, a blank line.
-pub fn cell_rows(cells: &[Cell], notes: bool) -> String {
-    let vw = cells
-        .iter()
-        .map(|c| c.variant.len())
-        .max()
-        .unwrap_or(7)
-        .max(7);
-    let pw = cells
-        .iter()
-        .map(|c| c.property.name().len())
-        .max()
-        .unwrap_or(8)
-        .max(8);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\n{:<vw$} {:<pw$} {:<14} {:<13} {:>7} {:>10} {:>7} {:>8} {:>6}{}",
-        "variant",
-        "property",
-        "backend",
-        "verdict",
-        "configs",
-        "executions",
-        "seconds",
-        "coverage",
-        "epoch2",
-        if notes { "  note" } else { "" }
-    );
-    for c in cells {
-        let mark = match (c.expect, c.ok) {
-            (_, false) => " !!",
-            (Expect::Killed, true) => " (killed)",
-            (Expect::Finding, true) => " (finding)",
-            _ => "",
-        };
-        let verdict = format!(
-            "{}{}",
-            c.verdict.name(),
-            if c.exhaustive { "*" } else { "" }
-        );
-        let held = c.configs.iter().filter(|x| x.verdict == c.verdict).count();
-        let mut row = format!(
-            "{:<vw$} {:<pw$} {:<14} {:<13} {:>7} {:>10} {:>7.2} {:>8} {:>6}",
-            c.variant,
-            c.property.name(),
-            c.backend,
-            verdict,
-            format!("{held}/{}", c.configs.len()),
-            c.executions,
-            c.seconds,
-            c.coverage,
-            c.later_epoch,
-        );
-        if notes {
-            let _ = write!(
-                row,
-                "  {}{mark}",
-                truncate(c.note.as_deref().unwrap_or(""), 100)
-            );
-        }
-        let _ = writeln!(out, "{}", row.trim_end());
-    }
-    let _ = writeln!(out);
-    out
-}
-
-/// One line per run.
-pub fn runs_table(runs: &[RunResult]) -> String {
-    let mut out = String::from("\nruns:\n");
-    for r in runs {
-        let violated: Vec<&str> = r
-            .verdicts
-            .iter()
-            .filter(|v| v.verdict == Verdict::Violated)
-            .map(|v| v.property.name())
-            .collect();
-        let _ = writeln!(
-            out,
-            "  {:<30} {:<12} {:<14} {:>9} {:>7.2}s {}{}",
-            r.spec.variant,
-            r.spec.entry,
-            r.spec.backend.name(),
-            r.executions,
-            r.seconds,
-            if r.exhaustive { "exhaustive " } else { "" },
-            if violated.is_empty() {
-                r.stopped.clone().unwrap_or_default()
-            } else {
-                format!("violated {}", violated.join(","))
-            }
-        );
-    }
-    out
-}
-
-/// The summary lines: counts, survivals, weak holds, configurations per
-/// property.
-pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
-    let must_hold_bad: Vec<String> = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Holds && !c.ok)
-        .map(|c| {
-            format!(
-                "{} {} ({} on {}): {}",
-                c.kind.name(),
-                c.variant,
-                c.property.name(),
-                c.backend,
-                c.verdict.name()
-            )
-        })
-        .collect();
-    let inconclusive = cells
-        .iter()
-        .filter(|c| c.verdict == Verdict::Inconclusive)
-        .count();
-    let survived: Vec<String> = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Killed && !c.ok)
-        .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
-        .collect();
-    let findings_missed: Vec<String> = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Finding && !c.ok)
-        .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
-        .collect();
-    let findings_shown = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Finding && c.ok)
-        .count();
-    let unseen = cells.iter().filter(|c| c.race_not_seen()).count();
-    let epoch = cells.iter().filter(|c| c.epoch_not_reached()).count();
-    let mutants = plan
-        .variants
-        .iter()
-        .filter(|v| v.kind == Kind::Mutant)
-        .count();
-    let killed = plan
-        .variants
-        .iter()
-        .filter(|v| v.kind == Kind::Mutant)
-        .filter(|v| {
-            cells
-                .iter()
-                .filter(|c| c.variant == v.name && c.expect == Expect::Killed)
-                .all(|c| c.ok)
-        })
-        .count();
-    let mut out = format!(
-        "{} cells in {:.1} s: must-hold violations {}, mutants killed {killed}/{mutants}, \
-         mutant survivals {}, findings shown {findings_shown}, findings missed {}, \
-         inconclusive {inconclusive}, race not seen {unseen}, later epoch not reached {epoch}\n",
-        cells.len(),
-        elapsed.as_secs_f64(),
-        must_hold_bad.len(),
-        survived.len(),
-        findings_missed.len(),
-    );
-    for s in must_hold_bad {
-        let _ = writeln!(out, "  not held: {s}");
-    }
-    for s in survived {
-        let _ = writeln!(out, "  survived: {s}");
-    }
-    for s in findings_missed {
-        let _ = writeln!(out, "  finding not shown: {s}");
-    }
-    let mut per: Vec<String> = Vec::new();
-    for p in &plan.properties {
-        let n = plan
-            .suite
-            .entries
-            .iter()
-            .filter(|e| {
-                e.backends.iter().filter(|b| plan.runs_backend(b)).any(|b| {
-                    plan.variants
-                        .iter()
-                        .any(|v| e.applies_to(v.family) && crate::check::judged(*p, v, &e.cfg, b))
-                })
-            })
-            .count();
-        per.push(format!("{} {n}", p.name()));
-    }
-    let _ = writeln!(out, "configurations per property: {}", per.join(", "));
-    out
-}
-
-/// The matrix as markdown for a review thread.
-pub fn markdown(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "## Verdicts\n");
-    let _ = writeln!(
-        out,
-        "```text\n{}{}{}```\n",
-        suite_text(plan),
-        table(plan, cells, false),
-        summary(plan, cells, elapsed)
-    );
-    let noted: Vec<&Cell> = cells.iter().filter(|c| c.note.is_some()).collect();
-    if !noted.is_empty() {
-        let _ = writeln!(out, "Notes:\n");
-        for c in noted {
-            let line = format!(
-                "- {} / {} / {}: {}",
-                c.variant,
-                c.property.name(),
-                c.backend,
-                c.note.as_deref().unwrap_or("")
-            );
-            for (i, l) in crate::observe::record::wrap(&line, 98)
-                .into_iter()
-                .enumerate()
-            {
-                let _ = writeln!(out, "{}{l}", if i == 0 { "" } else { "  " });
-            }
-        }
-        let _ = writeln!(out);
-    }
-    out
 }

@@ -7,26 +7,31 @@
 pub mod args;
 pub mod bench;
 pub mod bounds;
+pub mod compare;
 pub mod exhaustive;
 pub mod explain;
+pub mod findings;
 pub mod fuzz;
 pub mod lifetime;
+pub mod litmus;
+pub mod mail;
 pub mod matrix;
 pub mod merge;
 pub mod perf;
 pub mod plot;
 pub mod report;
 pub mod run;
+pub mod table;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::protocol::Variant;
+use crate::protocol::{catalogue, Variant};
 
-/// Model-check the memcg stats flush protocol (v5.19 to v6.17 and the 2026
-/// proposal) under loom, shuttle and real threads, and print the verdict
-/// matrix.
+/// Model-check the memcg stats flush protocol (v5.19 to v7.1, the 2026
+/// proposal, the rstat updated tree and a memcg's death) under loom,
+/// shuttle and real threads, and print the verdicts.
 #[derive(Parser, Debug)]
 #[command(name = "flushcheck", version, args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -43,8 +48,13 @@ enum Command {
     Explain(Box<explain::ExplainArgs>),
     /// Re-run the execution a replay token describes and print its trace.
     Replay(explain::ReplayArgs),
-    /// Run the matrix, explain every violation, and write a markdown report.
+    /// Run the matrix, explain every violation, and write a markdown report;
+    /// or, with --finding ID (--all), a plain-text report for linux-mm.
     Report(Box<report::ReportArgs>),
+    /// The findings (identifier, class, affected releases, what shows them,
+    /// status); --check replays every witness and checks the fix
+    /// candidates, --replay ID prints one witness's trace.
+    Findings(findings::FindingsArgs),
     /// Staleness and threshold maxima per variant beside the documented
     /// bound MEMCG_CHARGE_BATCH * nr_cpus, with witness traces.
     Bounds(bounds::BoundsArgs),
@@ -66,13 +76,19 @@ enum Command {
     /// budget; shrink every violation to the smallest configuration and
     /// schedule.
     Fuzz(fuzz::FuzzArgs),
-    /// A memcg's death under RCU (issue 12): no_use_after_free,
+    /// A memcg's death under RCU: no_use_after_free,
     /// stats_survive_death and no_leak for each lifetime form and mutant
     /// on every backend, or one witness trace (`--witness`).
     Lifetime(lifetime::LifetimeArgs),
+    /// The litmus corpus (docs/litmus/): write it (`--out DIR`), or run
+    /// herd7 with the Linux-kernel memory model on it (`--check`).
+    Litmus(litmus::LitmusArgs),
     /// Combine the `--json` outputs of shard runs (`--shard I/N`) into one
     /// matrix.
     Merge(merge::MergeArgs),
+    /// Compare two `--json` matrices by verdict class (holds, holds*,
+    /// violated, inconclusive, not run); exit 1 if any cell differs.
+    Compare(compare::CompareArgs),
     /// Internal: run one exploration given as JSON and print the result as
     /// JSON.
     #[command(name = "__run", hide = true)]
@@ -85,8 +101,7 @@ enum Command {
 /// Every variant known to this process: the catalogue, the benchmark
 /// bound, and `extra`. Names must be unique.
 pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
-    let mut all = Variant::all();
-    all.push(Variant::no_global());
+    let mut all = catalogue::with_bounds();
     for v in extra {
         if all.iter().any(|w| w.name == v.name) {
             return Err(format!(
@@ -128,6 +143,21 @@ pub fn main() -> ExitCode {
 /// every property, or the exit code is 1) and can be named in every
 /// subcommand.
 pub fn main_with(extra: Vec<Variant>) -> ExitCode {
+    main_with_properties(extra, Vec::new())
+}
+
+/// [`main_with`], with `properties` of the caller's own added to the
+/// crate's: each one definition ([`crate::observe::property::Def`]),
+/// judged in every run it applies to, like the crate's (docs/extending.md,
+/// section 6).
+pub fn main_with_properties(
+    extra: Vec<Variant>,
+    properties: Vec<&'static crate::observe::property::Def>,
+) -> ExitCode {
+    if let Err(e) = crate::observe::properties::register(properties) {
+        eprintln!("flushcheck: error: {e}");
+        return ExitCode::from(2);
+    }
     let cli = match parse_cli() {
         Ok(c) => c,
         Err(code) => return code,
@@ -143,16 +173,19 @@ pub fn main_with(extra: Vec<Variant>) -> ExitCode {
         None => matrix::matrix(&cli.matrix, &registry),
         Some(Command::Run { spec }) => return run::run_spec(spec, &registry),
         Some(Command::Merge(a)) => merge::merge(a, &registry),
+        Some(Command::Compare(a)) => compare::compare(a),
         Some(Command::Explain(a)) => explain::explain_cmd(a, &registry),
         Some(Command::Replay(a)) => explain::replay_cmd(a, &registry),
         Some(Command::Report(a)) => report::report(a, &registry),
+        Some(Command::Findings(a)) => findings::findings_cmd(a, &registry),
         Some(Command::Bounds(a)) => bounds::bounds(a, &registry),
         Some(Command::Bench(a)) => bench::bench(a, &registry),
         Some(Command::Exhaustive(a)) => exhaustive::exhaustive(a, &registry),
         Some(Command::Plot(a)) => plot::plot(a, &registry),
         Some(Command::Perf(a)) => perf::perf(a, &registry),
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
-        Some(Command::Lifetime(a)) => lifetime::lifetime(a),
+        Some(Command::Lifetime(a)) => lifetime::lifetime(a, &registry),
+        Some(Command::Litmus(a)) => litmus::litmus(a),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

@@ -1,25 +1,46 @@
 //! `flushcheck report`: the matrix and every violation explained, as one
-//! markdown file for a review thread.
+//! markdown file for a review thread; with `--finding ID` (or `--all`) a
+//! finding's plain-text report for a mail ([`super::mail`]).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use crate::check::{matrix_ok, Verdict};
+use crate::check::run::Verdict;
+use crate::drive::explain::{self, Explained, Search, Target};
+use crate::drive::matrix_ok;
 use crate::explore::{quiet_panics, Backend};
 use crate::protocol::Variant;
-use crate::report::explain::{self, Explained, Search, Target};
+use crate::vocab::BackendName;
 
 use super::args::Format;
 use super::explain::render;
-use super::matrix::{build_plan, markdown, run_with_progress, MatrixArgs};
+use super::mail;
+use super::matrix::{build_plan, run_with_progress, MatrixArgs};
+use super::table::markdown;
 
 /// `flushcheck report`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// Where to write the report.
+    /// Where to write the report (with --all: the directory, one ID.txt
+    /// per finding).
     #[arg(long)]
-    pub out: std::path::PathBuf,
+    pub out: Option<std::path::PathBuf>,
+    /// Print finding ID's plain-text report (`flushcheck findings` lists
+    /// the identifiers) instead of running the matrix.
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    pub finding: Option<String>,
+    /// Write every finding's report into --out DIR.
+    #[arg(long, requires = "out")]
+    pub all: bool,
+    /// Kernel identifiers in the finding's trace
+    /// (`memcg1->vmstats_percpu[cpu0].state[0]` for `S.1[0]`).
+    #[arg(long = "kernel-names")]
+    pub kernel_names: bool,
+    /// Also run each fix candidate's default suite (as
+    /// `flushcheck --variant NAME`) in a finding's report.
+    #[arg(long)]
+    pub suite: bool,
     /// The matrix to run.
     #[command(flatten)]
     pub matrix: MatrixArgs,
@@ -28,6 +49,12 @@ pub struct ReportArgs {
 /// Run the matrix, explain each violated (variant, property) once, write
 /// the report.
 pub fn report(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> {
+    if a.finding.is_some() || a.all {
+        return finding_reports(a, registry);
+    }
+    let Some(out) = &a.out else {
+        return Err("report: --out FILE (or --finding ID, or --all --out DIR)".into());
+    };
     let plan = build_plan(&a.matrix, registry)?;
     quiet_panics();
     let (m, elapsed) = run_with_progress(&plan, a.matrix.in_process);
@@ -54,8 +81,8 @@ pub fn report(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> 
             continue;
         };
         let variant = Variant::find(registry, &c.variant)?;
-        let search = match c.backend.as_str() {
-            "loom" => Search::Loom { max_bound: Some(3) },
+        let search = match c.backend {
+            BackendName::Loom => Search::Loom { max_bound: Some(3) },
             _ => Search::Shuttle {
                 backend: Backend::ShuttlePct {
                     iterations: a.matrix.shuttle_iterations,
@@ -74,6 +101,7 @@ pub fn report(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> 
             variant: &variant,
             registry,
             property: c.property,
+            rcu: None,
         };
         match explain::explain(&t, &search, plan.budget) {
             Explained::Found(x) => md.push_str(&render(&x, Format::Markdown, 80)?),
@@ -88,11 +116,37 @@ pub fn report(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> 
             }
         }
     }
-    std::fs::write(&a.out, md).map_err(|e| format!("cannot write {}: {e}", a.out.display()))?;
-    println!("wrote {}", a.out.display());
+    std::fs::write(out, md).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    println!("wrote {}", out.display());
     Ok(if matrix_ok(&m.cells) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `report --finding ID` (to standard output, or --out FILE) and
+/// `report --all --out DIR`.
+fn finding_reports(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> {
+    let budget = std::time::Duration::from_secs(a.matrix.budget.max(1));
+    quiet_panics();
+    if a.all {
+        let dir = a.out.as_ref().expect("clap requires --out");
+        let all = crate::protocol::findings::all();
+        for p in mail::write_all(&all, dir, registry, budget, a.kernel_names, a.suite)? {
+            println!("wrote {}", p.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let id = a.finding.as_deref().expect("checked by the caller");
+    let f = crate::protocol::findings::by_id(id)?;
+    let text = mail::mail(&f, registry, budget, a.kernel_names, a.suite)?;
+    match &a.out {
+        Some(p) => {
+            std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            println!("wrote {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }

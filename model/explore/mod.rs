@@ -13,19 +13,19 @@
 //! | [`Backend::ShuttleDfs`] | every SC interleaving, reduced by sleep sets | interleaving bugs, exactly |
 //! | [`Backend::Std`] | real OS threads, one step at a time | smoke test on hardware scheduling |
 
+mod backend;
 pub mod dfs;
 pub mod platform;
 pub mod replay;
 pub mod run;
 pub mod sched;
+mod search;
 
-pub use platform::{
-    ghost, BackendKind, Bare, Loom, ModelAtomic, ModelCell, ModelJoinHandle, Platform, Shuttle,
-    StartGate, Std, ThreadCtx, MAX_LOOM_THREADS,
-};
+pub use crate::vocab::{BackendKind, ModelAtomic, ModelCell, ModelJoinHandle, Platform, ThreadCtx};
+pub use platform::{Bare, Loom, Shuttle, StartGate, Std, MAX_LOOM_THREADS};
 pub use replay::{loom_find, loom_replay, shuttle_find, shuttle_replay};
 pub use run::{
-    explore, explore_shard, panic_message, quiet_panics, Backend, Exploration, Outcome, Progress,
-    Scenario, Shard,
+    explore, explore_shard, on_fresh_thread, panic_message, quiet_panics, Backend, BackendName,
+    Exploration, Outcome, Progress, Scenario, Shard,
 };
 pub use sched::ShuttleSchedule;

@@ -1,158 +1,22 @@
 //! Running a scenario under a backend: the planned search, its budget, how
 //! it ended; and finding and replaying single failing executions.
 
-use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::explore::dfs::{self, Dfs, DfsStats};
-use crate::explore::platform::{self, Loom, Shuttle, Std, MAX_LOOM_THREADS};
+pub use super::backend::Backend;
+use crate::explore::dfs::{self, DfsStats};
+use crate::explore::platform::{self, Loom, Shuttle, Std};
 use crate::explore::sched::{mix, PerSchedule};
-
-/// Where a backend's knobs are set for one exploration.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Backend {
-    /// loom: exhaustive DPOR, optionally preemption-bounded.
-    Loom {
-        /// `None` explores every interleaving.
-        preemption_bound: Option<usize>,
-    },
-    /// shuttle with its uniformly random scheduler.
-    ShuttleRandom {
-        /// Number of schedules to run.
-        iterations: usize,
-        /// Seed of the scheduler's PRNG.
-        seed: u64,
-    },
-    /// shuttle with PCT (probabilistic concurrency testing).
-    ShuttlePct {
-        /// Number of schedules to run.
-        iterations: usize,
-        /// Bug depth PCT targets.
-        depth: usize,
-        /// Seed of the scheduler's PRNG.
-        seed: u64,
-    },
-    /// shuttle with flushcheck's depth-first scheduler: every sequentially
-    /// consistent interleaving, up to `max_schedules` (exhaustive when it
-    /// finishes below the cap).
-    ShuttleDfs {
-        /// Cap on schedules; reaching it makes the search inconclusive.
-        max_schedules: usize,
-        /// Prune with sleep sets (the default); off, every schedule is run,
-        /// which tests of the reduction compare against.
-        #[serde(default = "yes")]
-        sleep_sets: bool,
-        /// Stop a schedule when it reaches a state already explored (see
-        /// [`crate::explore::dfs`]); off, the search is stateless.
-        #[serde(default)]
-        stateful: bool,
-    },
-    /// Real threads, repeated.
-    Std {
-        /// Number of repetitions.
-        iterations: usize,
-    },
-}
-
-impl Backend {
-    /// Short name used in tables and JSON.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Backend::Loom { .. } => "loom",
-            Backend::ShuttleRandom { .. } => "shuttle-random",
-            Backend::ShuttlePct { .. } => "shuttle-pct",
-            Backend::ShuttleDfs { .. } => "shuttle-dfs",
-            Backend::Std { .. } => "std",
-        }
-    }
-
-    /// Every backend name, in report order.
-    pub const NAMES: [&'static str; 5] = [
-        "loom",
-        "shuttle-random",
-        "shuttle-pct",
-        "shuttle-dfs",
-        "std",
-    ];
-
-    /// Whether a finished search covers every execution of the scenario.
-    ///
-    /// Not loom's, even unbounded: loom 0.7.3 never reorders another
-    /// thread's load after a load-then-RMW of the same atomic
-    /// (tokio-rs/loom#166, #392), the shape of v6.0's skip test; pinned by
-    /// `tests/litmus.rs` and `tests/loom_gap.rs`.
-    pub fn exhaustive(&self) -> bool {
-        matches!(self, Backend::ShuttleDfs { .. })
-    }
-
-    /// Whether the backend runs every operation sequentially consistently.
-    pub fn sequentially_consistent(&self) -> bool {
-        !matches!(self, Backend::Loom { .. } | Backend::Std { .. })
-    }
-
-    /// One-line description of the planned search.
-    pub fn search(&self) -> String {
-        match self {
-            Backend::Loom {
-                preemption_bound: None,
-            } => "loom DPOR, unbounded (every execution but those loom#166 hides)".into(),
-            Backend::Loom {
-                preemption_bound: Some(b),
-            } => format!("loom DPOR, preemption bound {b} (exhaustive within the bound)"),
-            Backend::ShuttleRandom { iterations, seed } => {
-                format!("shuttle random, {iterations} schedules, seed {seed} (sampled)")
-            }
-            Backend::ShuttlePct {
-                iterations,
-                depth,
-                seed,
-            } => {
-                format!("shuttle PCT depth {depth}, {iterations} schedules, seed {seed} (sampled)")
-            }
-            Backend::ShuttleDfs {
-                max_schedules,
-                sleep_sets,
-                stateful,
-            } => {
-                let how = match (*sleep_sets, *stateful) {
-                    (true, true) => " with sleep sets and state caching",
-                    (true, false) => " with sleep sets",
-                    (false, true) => " with state caching",
-                    (false, false) => " without reduction",
-                };
-                format!(
-                    "shuttle DFS{how}, every SC interleaving, cap {max_schedules} schedules (exhaustive)"
-                )
-            }
-            Backend::Std { iterations } => {
-                format!("std threads, {iterations} runs, one step at a time (sampled)")
-            }
-        }
-    }
-
-    /// The most threads one execution may use, the main thread included.
-    pub fn max_threads(&self) -> usize {
-        match self {
-            Backend::Loom { .. } => MAX_LOOM_THREADS,
-            _ => usize::MAX,
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+use crate::explore::search::{run_dfs, DfsKnobs};
+pub use crate::vocab::BackendName;
 
 /// Something that can run one execution on any platform.
 pub trait Scenario: Send + Sync + 'static {
     /// Run one execution. Violations panic.
-    fn run<P: crate::protocol::Build>(&self);
+    fn run<P: crate::vocab::Platform>(&self);
 }
 
 /// How an exploration ended.
@@ -181,10 +45,6 @@ pub struct Exploration {
     pub states: u64,
     /// Schedules the stateful DFS stopped at a state already explored.
     pub revisits: u64,
-}
-
-fn yes() -> bool {
-    true
 }
 
 const BUDGET_PANIC: &str = "flushcheck: time budget exhausted";
@@ -274,7 +134,9 @@ impl Progress {
     }
 }
 
-/// Executions started, shared with a progress reporter.
+/// Executions started, shared with a progress reporter (and between the
+/// workers of a split search).
+#[derive(Clone)]
 pub(super) struct Counter {
     count: Arc<AtomicU64>,
     deadline: Instant,
@@ -323,14 +185,18 @@ pub fn explore_shard<S: Scenario>(
                 max_schedules,
                 sleep_sets,
                 stateful,
+                symmetry,
+                workers,
             } => {
-                let mut dfs = Dfs::new(max_schedules as u64, sleep_sets, stateful);
-                dfs.stats = stats;
-                let r = panic::catch_unwind(AssertUnwindSafe(|| {
-                    shuttle_run(dfs, budget, counter, scenario)
-                }));
-                dfs::activate(false);
-                if let Err(e) = r {
+                let knobs = DfsKnobs {
+                    max_schedules,
+                    sleep_sets,
+                    stateful,
+                    symmetry,
+                    workers,
+                };
+                let go = |dfs| shuttle_run(dfs, budget, counter.clone(), scenario.clone());
+                if let Err(e) = run_dfs(knobs, (shard.index, shard.count), stats, &go) {
                     panic::resume_unwind(e);
                 }
             }
@@ -357,8 +223,15 @@ pub fn explore_shard<S: Scenario>(
     e.pruned = stats.pruned.load(Ordering::Relaxed);
     e.states = stats.states.load(Ordering::Relaxed);
     e.revisits = stats.revisits.load(Ordering::Relaxed);
-    if let Backend::ShuttleDfs { max_schedules, .. } = backend {
-        if e.outcome == Outcome::Finished && !stats.exhausted.load(Ordering::Relaxed) {
+    if let Backend::ShuttleDfs {
+        max_schedules,
+        workers,
+        ..
+    } = backend
+    {
+        if e.outcome == Outcome::Finished
+            && stats.exhausted.load(Ordering::Relaxed) < (*workers).max(1) as u64
+        {
             let states = match e.states {
                 0 => String::new(),
                 n => format!(", {n} states"),
@@ -541,15 +414,22 @@ pub(super) fn shuttle_run<S: Scenario>(
     });
 }
 
+/// Run `f` on a new thread, so that loom's and shuttle's thread-local state
+/// starts clean, with a stack large enough for loom.
+pub fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .expect("spawn exploration thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
 /// The text of a panic payload.
 pub fn panic_message(payload: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else {
-        "<non-string panic payload>".to_string()
-    }
+    let text = payload.downcast_ref::<String>().cloned();
+    text.or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "<non-string panic payload>".to_string())
 }
 
 /// A loom builder for one planned search.

@@ -3,8 +3,8 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::explore::{BackendKind, ModelAtomic, Platform};
-use crate::observe::obs::{Access, Idiom, Obs, Op, Var};
+use crate::vocab::obs::{Access, Idiom, Obs, Op, Var};
+use crate::vocab::{BackendKind, ModelAtomic, Platform};
 
 /// An `atomic_t` (also `atomic64_t`, `atomic_long_t`), or a shared `long`
 /// accessed with `READ_ONCE`/`WRITE_ONCE`, named by the kernel variable it
@@ -17,6 +17,7 @@ pub struct Atomic<P: Platform> {
 impl<P: Platform> Atomic<P> {
     /// `ATOMIC_INIT(i)` for the variable `var`.
     pub fn new(var: Var, i: i64) -> Self {
+        named(var);
         Atomic {
             a: P::Atomic::new(i),
             var,
@@ -33,6 +34,14 @@ impl<P: Platform> Atomic<P> {
     /// loom's search.
     pub(crate) fn poison(&self, v: i64) {
         store_against_rmw::<P>(&self.a, v, Ordering::Relaxed);
+    }
+}
+
+/// Cross-check a new location's kernel name against the CPU it is built
+/// for ([`crate::vocab::footprint::named_for`]).
+pub(crate) fn named(var: Var) {
+    if let Some(c) = var.cpu() {
+        crate::vocab::footprint::named_for(c);
     }
 }
 
@@ -56,7 +65,7 @@ pub fn atomic_read<P: Platform>(v: &Atomic<P>) -> i64 {
 /// this reset (tokio-rs/loom#254, #389). Under loom the store is therefore
 /// issued as a `swap`, which loom orders correctly against RMWs and which
 /// C11 gives the same meaning here because the old value is discarded.
-/// `tests/litmus.rs` pins the loom behaviour so a fixed release is noticed.
+/// `tests/suite/litmus.rs` pins the loom behaviour so a fixed release is noticed.
 pub fn atomic_set<P: Platform>(v: &Atomic<P>, i: i64) {
     store_against_rmw::<P>(&v.a, i, Ordering::Relaxed);
     observe::<P>(v.var, Op::Write(i), Idiom::AtomicSet);
@@ -100,7 +109,7 @@ pub fn atomic_add_return<P: Platform>(i: i64, v: &Atomic<P>) -> i64 {
 ///
 /// NOTE(kernel): modelled as `AcqRel` surrounded by `SeqCst` fences, since
 /// loom gives SeqCst accesses only acquire/release semantics and checks
-/// fences (loom-pitfalls.md).
+/// fences (docs/model.md, section 4).
 pub fn atomic_xchg<P: Platform>(v: &Atomic<P>, new: i64) -> i64 {
     P::fence(Ordering::SeqCst);
     let old = v.a.swap(new, Ordering::AcqRel);
@@ -153,6 +162,17 @@ pub fn smp_load_acquire<P: Platform>(x: &Atomic<P>) -> i64 {
     let v = x.a.load(Ordering::Acquire);
     observe::<P>(x.var, Op::Read(v), Idiom::LoadAcquire);
     v
+}
+
+/// `smp_store_release(p, v)`: a `Release` store.
+///
+/// NOTE(kernel): C11 release is not A-cumulative through a relaxed read
+/// of another thread's store the way LKMM's release is; it still orders
+/// that store, as a read-read coherence argument shows for the WRC shape
+/// (docs/weak-memory.md measures it).
+pub fn smp_store_release<P: Platform>(x: &Atomic<P>, val: i64) {
+    x.a.store(val, Ordering::Release);
+    observe::<P>(x.var, Op::Write(val), Idiom::StoreRelease);
 }
 
 /// `READ_ONCE(x)`: a `Relaxed` load (loses LKMM dependency ordering).

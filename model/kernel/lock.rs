@@ -2,10 +2,10 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::explore::dfs;
-use crate::explore::{ModelAtomic, ModelCell, Platform};
-use crate::kernel::atomic::{observe, store_against_rmw};
-use crate::observe::obs::{Idiom, LockName, Op, Var};
+use crate::kernel::atomic::{named, observe, store_against_rmw};
+use crate::vocab::footprint;
+use crate::vocab::obs::{Idiom, LockName, Op, Var};
+use crate::vocab::{ModelAtomic, ModelCell, Platform};
 
 /// A `spinlock_t`: `stats_flush_lock` (trylock only) or `cgroup_rstat_lock`.
 pub struct SpinLock<P: Platform> {
@@ -31,7 +31,7 @@ impl<P: Platform> SpinLock<P> {
 /// ACQUIRE semantics on success and no ordering on failure.
 ///
 /// NOTE(loom): written as `compare_exchange`, not the `atomic_read() ||
-/// atomic_xchg()` idiom, which trips loom's RMW bug (loom-pitfalls.md). The
+/// atomic_xchg()` idiom, which trips loom's RMW bug (docs/model.md, 4.1). The
 /// generic qspinlock trylock is a read followed by
 /// `atomic_try_cmpxchg_acquire`, which has the same outcomes.
 pub fn spin_trylock<P: Platform>(lock: &SpinLock<P>) -> bool {
@@ -72,9 +72,9 @@ pub fn spin_lock<P: Platform>(lock: &SpinLock<P>) {
                 ok: false,
             };
             observe::<P>(lock.var(), op, Idiom::SpinLock);
-            snap = dfs::spin_snapshot();
+            snap = footprint::spin_snapshot();
         } else {
-            dfs::spin_restore(snap);
+            footprint::spin_restore(snap);
         }
         P::yield_now();
     }
@@ -114,6 +114,7 @@ pub struct Locked<P: Platform> {
 impl<P: Platform> Locked<P> {
     /// The field `var`, starting at `v`.
     pub fn new(var: Var, v: i64) -> Self {
+        named(var);
         Locked {
             cell: P::Cell::new(v),
             var,
@@ -122,7 +123,7 @@ impl<P: Platform> Locked<P> {
 
     /// Plain read; the caller holds the protecting lock.
     pub fn get(&self) -> i64 {
-        crate::explore::platform::note_cell(self.var);
+        P::note_cell(self.var);
         // SAFETY: callers hold the lock; under loom a missing lock is a
         // reported race, not undefined behaviour.
         let v = unsafe { self.cell.get() };
@@ -132,7 +133,7 @@ impl<P: Platform> Locked<P> {
 
     /// Plain write; the caller holds the protecting lock.
     pub fn set(&self, v: i64) {
-        crate::explore::platform::note_cell(self.var);
+        P::note_cell(self.var);
         // SAFETY: as for `get`.
         unsafe { self.cell.set(v) };
         observe::<P>(self.var, Op::Write(v), Idiom::Plain);

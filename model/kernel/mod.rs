@@ -8,7 +8,7 @@
 //!
 //! Every shared variable is created with the [`Var`] it stands for, and
 //! every access through this layer is reported as an observation
-//! ([`crate::observe::obs::Access`]): protocol code does not report its own
+//! ([`crate::vocab::obs::Access`]): protocol code does not report its own
 //! memory accesses, and cannot forget to. On the benchmark platform
 //! ([`crate::explore::Bare`]) the reports compile to nothing.
 //!
@@ -33,13 +33,13 @@ pub mod rcu;
 pub mod time;
 pub mod trace;
 
-pub use crate::observe::obs::{LockName, Var};
+pub use crate::vocab::obs::{LockName, Var};
 pub use atomic::{
     atomic64_add, atomic64_read, atomic64_set, atomic_add, atomic_add_return, atomic_cmpxchg,
-    atomic_read, atomic_set, atomic_xchg, cmpxchg, read_once, smp_load_acquire, this_cpu_add,
-    write_once, Atomic,
+    atomic_read, atomic_set, atomic_xchg, cmpxchg, read_once, smp_load_acquire, smp_store_release,
+    this_cpu_add, write_once, Atomic,
 };
-pub use barrier::smp_mb;
+pub use barrier::{smp_mb, smp_rmb, smp_wmb};
 pub use lock::{
     spin_is_locked, spin_lock, spin_trylock, spin_trylock_with, spin_unlock, spin_unlock_with,
     Locked, SpinLock,

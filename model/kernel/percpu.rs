@@ -3,9 +3,10 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::explore::{ModelCell, Platform};
-use crate::kernel::atomic::{observe, read_once_as, write_once_as, Atomic};
-use crate::observe::obs::{Actor, Idiom, Op, Var};
+use crate::kernel::atomic::{named, observe, read_once_as, write_once_as, Atomic};
+use crate::vocab::footprint;
+use crate::vocab::obs::{Actor, Idiom, Op, Var};
+use crate::vocab::{ModelCell, Platform};
 
 /// `smp_processor_id()`: the CPU the calling updater thread stands for.
 ///
@@ -24,9 +25,18 @@ pub fn smp_processor_id<P: Platform>() -> usize {
 pub struct PerCpu<T>(Vec<CachePadded<T>>);
 
 impl<T> PerCpu<T> {
-    /// One instance per CPU, built by `f(cpu)`.
-    pub fn new(cpus: usize, f: impl FnMut(usize) -> T) -> Self {
-        PerCpu((0..cpus).map(f).map(CachePadded::new).collect())
+    /// One instance per CPU, built by `f(cpu)`. Everything `f(cpu)`
+    /// creates is CPU `cpu`'s for the exhaustive search's symmetry
+    /// reduction ([`footprint::owner`]).
+    pub fn new(cpus: usize, mut f: impl FnMut(usize) -> T) -> Self {
+        let v = (0..cpus)
+            .map(|cpu| {
+                footprint::owner(Some(cpu));
+                CachePadded::new(f(cpu))
+            })
+            .collect();
+        footprint::owner(None);
+        PerCpu(v)
     }
 
     /// `per_cpu_ptr(ptr, cpu)`: another CPU's instance.
@@ -58,6 +68,7 @@ pub struct CpuLocal<P: Platform> {
 impl<P: Platform> CpuLocal<P> {
     /// A counter for `var` starting at `v`.
     pub fn new(var: Var, v: i64) -> Self {
+        named(var);
         CpuLocal {
             cell: P::Cell::new(v),
             var,
@@ -69,7 +80,7 @@ impl<P: Platform> CpuLocal<P> {
 /// owner-only, so a plain read and write.
 pub fn this_cpu_add_return<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) -> i64 {
     let c = pcp.this_cpu::<P>();
-    crate::explore::platform::note_cell(c.var);
+    P::note_cell(c.var);
     // SAFETY: only the owning CPU's thread touches a CpuLocal.
     let x = unsafe {
         let x = c.cell.get() + val;
@@ -83,7 +94,7 @@ pub fn this_cpu_add_return<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) -> 
 /// `__this_cpu_read(pcp)` on the calling CPU's counter.
 pub fn this_cpu_read<P: Platform>(pcp: &PerCpu<CpuLocal<P>>) -> i64 {
     let c = pcp.this_cpu::<P>();
-    crate::explore::platform::note_cell(c.var);
+    P::note_cell(c.var);
     // SAFETY: only the owning CPU's thread touches a CpuLocal.
     let x = unsafe { c.cell.get() };
     observe::<P>(c.var, Op::Read(x), Idiom::ThisCpuRead);
@@ -93,7 +104,7 @@ pub fn this_cpu_read<P: Platform>(pcp: &PerCpu<CpuLocal<P>>) -> i64 {
 /// `__this_cpu_write(pcp, val)` on the calling CPU's counter.
 pub fn this_cpu_write<P: Platform>(pcp: &PerCpu<CpuLocal<P>>, val: i64) {
     let c = pcp.this_cpu::<P>();
-    crate::explore::platform::note_cell(c.var);
+    P::note_cell(c.var);
     // SAFETY: only the owning CPU's thread touches a CpuLocal.
     unsafe { c.cell.set(val) };
     observe::<P>(c.var, Op::Write(val), Idiom::ThisCpuWrite);

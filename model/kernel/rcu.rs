@@ -10,9 +10,9 @@
 //! Why two: loom models crossbeam-epoch's atomics only when crossbeam-epoch
 //! itself is built with `--cfg crossbeam_loom`, and that build panics outside
 //! a loom model; in the normal build loom sees none of its operations and
-//! none of its happens-before edges (missed bugs and false alarms,
-//! `../shared/reference/epoch-rcu.md` section 2). The flag RCU is what loom
-//! checks by default; `tests/lifetime.rs` shows the two give the same
+//! none of its happens-before edges (missed bugs and false alarms;
+//! docs/model.md, section 11). The flag RCU is what loom
+//! checks by default; `tests/suite/lifetime.rs` shows the two give the same
 //! verdicts wherever both run.
 //!
 //! NOTE(kernel): a memcg is never really freed inside an execution: "free"
@@ -26,11 +26,11 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::explore::dfs;
-use crate::explore::{BackendKind, ModelAtomic, Platform};
 use crate::kernel::atomic::observe;
 use crate::kernel::Atomic;
-use crate::observe::obs::{Idiom, Op, Var};
+use crate::vocab::footprint;
+use crate::vocab::obs::{Idiom, Op, Var};
+use crate::vocab::{BackendKind, ModelAtomic, Platform};
 
 /// Which RCU implementation an execution uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -259,7 +259,7 @@ impl<P: Platform> Drop for RcuReadGuard<'_, P> {
 /// 0 with an acquire load. crossbeam-epoch: defer a completion flag and flush
 /// until it runs (a deferred function runs only once two epochs have passed
 /// every pinned thread), three flushes per scheduling switch
-/// (epoch-rcu.md section 3: a flush-then-yield loop hides bugs).
+/// (docs/model.md, section 11: a flush-then-yield loop hides bugs).
 pub fn synchronize_rcu<P: Platform>(rcu: &Rcu<P>, th: &RcuThread) {
     match &rcu.imp {
         Imp::Flag(flags) => {
@@ -281,9 +281,9 @@ pub fn synchronize_rcu<P: Platform>(rcu: &Rcu<P>, th: &RcuThread) {
                         break;
                     }
                     if snap.is_none() {
-                        snap = dfs::spin_snapshot();
+                        snap = footprint::spin_snapshot();
                     } else {
-                        dfs::spin_restore(snap);
+                        footprint::spin_restore(snap);
                     }
                     P::yield_now();
                 }

@@ -3,8 +3,8 @@
 
 use std::marker::PhantomData;
 
-use crate::explore::Platform;
-use crate::observe::obs::{Obs, Tp};
+use crate::vocab::obs::{Obs, Tp};
+use crate::vocab::Platform;
 
 /// A cgroup subsystem state (`struct cgroup_subsys_state`) as tracepoints
 /// name it: its place in the model's memcg tree.

@@ -21,10 +21,11 @@ use serde::Serialize;
 use crate::check::on_fresh_thread;
 use crate::config::Config;
 use crate::explore::{Bare, Platform, Std, ThreadCtx};
-use crate::observe::monitor::{Monitor, MonitorPlan, Shared};
-use crate::observe::obs::{Actor, Obs, Sink};
+use crate::observe::monitor::Monitor;
+use crate::observe::plan::{MonitorPlan, Shared};
 use crate::protocol::memcg::ROOT_MEM_CGROUP;
-use crate::protocol::{Build, Env, Protocol, Variant};
+use crate::protocol::{catalogue, Env, Kind, Protocol, Variant};
+use crate::vocab::obs::{Actor, Obs, Sink};
 
 /// `MEMCG_CHARGE_BATCH` in v5.19 and v6.0.
 pub const MEMCG_CHARGE_BATCH: i64 = 32;
@@ -50,6 +51,10 @@ pub struct HotPath {
     pub flush_period: Duration,
     /// Pause between the reader's `mem_cgroup_flush_stats()` calls.
     pub read_period: Duration,
+    /// The memcg tree ([`Config::tree`]; empty: the root alone).
+    pub tree: Vec<u8>,
+    /// The memcg every update charges; the reader reads the root.
+    pub memcg: u8,
 }
 
 impl HotPath {
@@ -60,27 +65,32 @@ impl HotPath {
             updates,
             flush_period: Duration::from_millis(2),
             read_period: Duration::from_micros(100),
+            tree: Vec::new(),
+            memcg: ROOT_MEM_CGROUP,
+        }
+    }
+
+    /// [`HotPath::new`] charging a grandchild of the root (memcg 2 under
+    /// memcg 1), so that the per-memcg walk climbs three levels.
+    pub fn deep(threads: usize, updates: usize) -> Self {
+        HotPath {
+            tree: vec![0, 1],
+            memcg: 2,
+            ..HotPath::new(threads, updates)
         }
     }
 
     /// The configuration the protocol is built with.
     pub fn config(&self) -> Config {
-        Config {
-            cpus: self.threads,
-            batch: MEMCG_CHARGE_BATCH,
-            updates: self.updates,
-            vals: vec![1],
-            readers: 1,
-            reads: 1,
-            periodic: true,
-            ticks: 0,
-            late: 0,
-            tree: Vec::new(),
-            charge: Vec::new(),
-            read: Vec::new(),
-            ratelimited: 0,
-            settle: 0,
-            settle_update: false,
+        let cfg = Config::default()
+            .cpus(self.threads)
+            .batch(MEMCG_CHARGE_BATCH)
+            .updates(self.updates)
+            .vals(&[1]);
+        if self.tree.is_empty() {
+            cfg
+        } else {
+            cfg.tree(&self.tree).charge(&[self.memcg])
         }
     }
 }
@@ -110,17 +120,17 @@ pub struct Measured {
 
 /// Run the hot path once for `variant`.
 pub fn run(variant: &Variant, hp: &HotPath) -> Measured {
-    let proto = <Bare as Build>::build(&*variant.model, Env::<Bare>::new(&hp.config()));
+    let proto = variant.flush_model().build::<Bare>(Env::new(&hp.config()));
     let done = Arc::new(AtomicBool::new(false));
     let start_line = Arc::new(Barrier::new(hp.threads + 1));
     let updaters: Vec<_> = (0..hp.threads)
         .map(|cpu| {
-            let (p, b, n) = (proto.clone(), start_line.clone(), hp.updates);
+            let (p, b, n, memcg) = (proto.clone(), start_line.clone(), hp.updates, hp.memcg);
             Bare::spawn(ThreadCtx::new(Actor::Cpu(cpu), None), move || {
                 b.wait();
                 let t0 = Instant::now();
                 for k in 0..n {
-                    p.mod_memcg_state(ROOT_MEM_CGROUP, val(k));
+                    p.mod_memcg_state(memcg, val(k));
                 }
                 (t0, Instant::now())
             })
@@ -187,6 +197,17 @@ pub fn rmws_per_million(
     rmws as f64 * 1e6 / updates as f64
 }
 
+/// [`rmws_per_million`] on `hp`'s tree and charged memcg, per update.
+pub fn rmws_per_update(variant: &Variant, hp: &HotPath) -> f64 {
+    let total = 1 << 20;
+    let hp = HotPath {
+        updates: total / hp.threads,
+        ..hp.clone()
+    };
+    let (rmws, updates) = count_on(variant, &hp, MEMCG_CHARGE_BATCH, READ_EVERY, FLUSH_EVERY);
+    rmws as f64 / updates as f64
+}
+
 /// The threshold RMWs and the updates of the deterministic schedule with
 /// about `total` updates in all (a multiple of `threads`).
 pub fn count_rmws(
@@ -216,18 +237,31 @@ pub fn count_rmws_batch(
     flush_every: usize,
 ) -> (u64, u64) {
     let hp = HotPath::new(threads, total / threads);
-    let model = variant.model.clone();
+    count_on(variant, &hp, batch, read_every, flush_every)
+}
+
+/// The threshold RMWs and the updates of the deterministic schedule of
+/// `hp`.
+fn count_on(
+    variant: &Variant,
+    hp: &HotPath,
+    batch: i64,
+    read_every: usize,
+    flush_every: usize,
+) -> (u64, u64) {
+    let (hp, threads) = (hp.clone(), hp.threads);
+    let model = variant.flush_model().clone();
     on_fresh_thread(move || {
         let cfg = Config {
             batch,
             ..hp.config()
         };
-        let shared = Shared::new(MonitorPlan::new(&cfg, true));
+        let shared = Shared::new(MonitorPlan::new(Arc::new(cfg.clone()), true, Vec::new()));
         let monitor = Monitor::new(shared.clone());
         let sink: Arc<dyn Sink> = monitor.clone();
         let ctx = ThreadCtx::new(Actor::Main, Some(sink));
         Std::install(ctx.clone());
-        let proto = <Std as Build>::build(&*model, Env::<Std>::new(&cfg));
+        let proto = model.build::<Std>(Env::new(&cfg));
         // Each actor gets its own step lock; with one OS thread no lock is
         // ever contended.
         let play = |actor: Actor| {
@@ -239,9 +273,9 @@ pub fn count_rmws_batch(
             for cpu in 0..threads {
                 play(Actor::Cpu(cpu));
                 let v = val(k);
-                proto.mod_memcg_state(ROOT_MEM_CGROUP, v);
+                proto.mod_memcg_state(hp.memcg, v);
                 Std::emit(|| Obs::UpdateDone {
-                    memcg: ROOT_MEM_CGROUP,
+                    memcg: hp.memcg,
                     val: v,
                 });
                 n += 1;
@@ -302,7 +336,7 @@ pub fn compare(
     reps: usize,
     progress: &dyn Fn(&str),
 ) -> Vec<Row> {
-    let variants = [Variant::v5_19(), Variant::v6_0(), Variant::no_global()];
+    let variants = catalogue::bench_subjects();
     threads
         .iter()
         .map(|&t| {
@@ -340,7 +374,7 @@ pub fn compare(
         .collect()
 }
 
-/// One row of the barrier comparison (issue 11): the tree forms with and
+/// One row of the barrier comparison (B1): the tree forms with and
 /// without the `smp_mb()` pair on the hot path.
 #[derive(Clone, Debug, Serialize)]
 pub struct BarrierRow {
@@ -368,10 +402,11 @@ pub fn compare_barriers(
     reps: usize,
     progress: &dyn Fn(&str),
 ) -> Vec<BarrierRow> {
-    let family = Variant::rstat_tree_family();
-    let variants: Vec<Variant> = ["v6.8-tree", "v6.8-tree-mb", "v6.17-tree", "v6.17-tree-mb"]
-        .iter()
-        .map(|n| Variant::find(&family, n).expect("a tree variant"))
+    // The kernel's updated-tree forms in catalogue order: each version
+    // without the barrier pair, then with it.
+    let variants: Vec<Variant> = catalogue::all()
+        .into_iter()
+        .filter(|v| v.kind == Kind::Kernel && v.updated_tree.is_some())
         .collect();
     threads
         .iter()

@@ -8,18 +8,19 @@
 //! lower bounds of the true maxima; the depth-first search
 //! ([`Backend::ShuttleDfs`]) covers every sequentially consistent
 //! interleaving, so its maxima are exact and are compared with the derived
-//! worst case ([`crate::measure::derived`]). Under loom staleness is taken
+//! worst case ([`crate::check::derived`]). Under loom staleness is taken
 //! in loom's execution order, which a relaxed load may not agree with.
 
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::check::run::{explore_variant, monitor_plan};
+use crate::check::run::{explore_variant, judged, monitor_plan};
 use crate::config::Config;
 use crate::explore::{Backend, Outcome, Progress, Shard};
+use crate::observe::plan::MonitorPlan;
 use crate::observe::record::Step;
-use crate::protocol::{Family, Kind, Variant};
+use crate::protocol::{Derivation, Family, Variant};
 
 /// The maxima of one (configuration, variant, backend) search.
 #[derive(Clone, Debug, Serialize)]
@@ -28,6 +29,9 @@ pub struct Bound {
     pub cfg: Config,
     /// Variant name.
     pub variant: String,
+    /// Whether the variant is the baseline the others are compared with.
+    #[serde(skip)]
+    pub baseline: bool,
     /// The search.
     pub search: String,
     /// Executions explored.
@@ -57,9 +61,9 @@ pub struct Bound {
     /// staleness without pages lost to a racing reset).
     pub since_reset: i64,
     /// The worst case derived from the arithmetic
-    /// ([`crate::measure::derived`]), for v5.19 and v6.0; `None` where the
+    /// ([`crate::check::derived`]), for v5.19 and v6.0; `None` where the
     /// derivation does not apply.
-    pub derived: Option<crate::measure::derived::Derived>,
+    pub derived: Option<crate::check::derived::Derived>,
     /// Largest staleness a reader read after deciding to flush.
     pub stale_after_flush_call: i64,
     /// A trace reaching `stale_after_flush_call`.
@@ -256,8 +260,10 @@ pub fn measure(
 ) -> Bound {
     // A twin that cannot be resolved only costs the twin properties, which
     // bounds does not report.
-    let mut plan = monitor_plan(variant, registry, cfg, backend).unwrap_or_else(|_| {
-        crate::observe::monitor::MonitorPlan::new(cfg, backend.sequentially_consistent())
+    let checks = judged(variant, cfg, backend);
+    let mut plan = monitor_plan(variant, registry, cfg, backend, checks).unwrap_or_else(|_| {
+        let sc = !matches!(backend, Backend::Loom { .. });
+        MonitorPlan::new(std::sync::Arc::new(cfg.clone()), sc, Vec::new())
     });
     plan.trace = true;
     let progress = Progress::new(
@@ -271,17 +277,16 @@ pub fn measure(
         Shard::default(),
         budget,
         Some(progress),
+        None,
     );
     let finished = matches!(e.outcome, Outcome::Finished);
     let m = &shared.measures;
     let (stale, split, witness) = m.stale_at_no_flush.get().unwrap_or((0, [0; 4], Vec::new()));
-    let updates = m
-        .updates
-        .load(crate::explore::ghost::Ordering::Relaxed)
-        .max(1);
+    let updates = m.updates.load(std::sync::atomic::Ordering::Relaxed).max(1);
     Bound {
         cfg: cfg.clone(),
         variant: variant.name.to_string(),
+        baseline: variant.baseline,
         search: backend.search(),
         executions: e.executions,
         states: e.states,
@@ -308,8 +313,7 @@ pub fn measure(
         max_threshold: m.max_threshold.value(),
         stale_ticks: m.stale_ticks.value(),
         ticks_witness: m.stale_ticks.get().map_or(Vec::new(), |(_, _, w)| w),
-        rmws_per_update: m.rmws.load(crate::explore::ghost::Ordering::Relaxed) as f64
-            / updates as f64,
+        rmws_per_update: m.rmws.load(std::sync::atomic::Ordering::Relaxed) as f64 / updates as f64,
         no_worse_than_baseline: None,
         witness,
     }
@@ -371,21 +375,13 @@ pub fn measure_sampled(
 /// v6.0 (a skip only when the threshold read is above
 /// `num_online_cpus()`), and every kernel version of the per-memcg family
 /// on a flat tree with its own trigger
-/// ([`crate::measure::derived::derive_per_memcg`]), but the `-tree`
+/// ([`crate::check::derived::derive_per_memcg`]), but the `-tree`
 /// variants.
-pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::measure::derived::Derived> {
-    use crate::measure::derived::{derive, derive_per_memcg};
-    match variant.family {
-        Family::Global if ["v5.19", "v6.0"].contains(&variant.name.as_str()) => derive(cfg).ok(),
-        // The `-tree` variants (issue 11) flush only what their updated
-        // tree holds, and their per-CPU lock orders what the derivation
-        // lets race: the derivation is an upper bound there, not exact.
-        Family::PerMemcg
-            if variant.kind == Kind::Kernel && !Variant::is_tree_family(&variant.name) =>
-        {
-            derive_per_memcg(cfg, variant.trigger_on(cfg)).ok()
-        }
-        _ => None,
+pub fn derived_for(cfg: &Config, variant: &Variant) -> Option<crate::check::derived::Derived> {
+    use crate::check::derived::{derive, derive_per_memcg};
+    match variant.derivation? {
+        Derivation::Global => derive(cfg).ok(),
+        Derivation::PerMemcg => derive_per_memcg(cfg, variant.trigger_on(cfg)).ok(),
     }
 }
 
@@ -403,6 +399,8 @@ pub fn measure_exhaustive(
         max_schedules,
         sleep_sets: true,
         stateful: true,
+        symmetry: false,
+        workers: 1,
     };
     measure(cfg, variant, registry, &dfs, budget)
 }
@@ -428,11 +426,11 @@ impl Bound {
 pub fn compare_with_baseline(rows: &mut [Bound]) {
     let base: Vec<(Config, i64)> = rows
         .iter()
-        .filter(|r| r.variant == "v5.19")
+        .filter(|r| r.baseline)
         .map(|r| (r.cfg.clone(), r.stale_at_no_flush))
         .collect();
     for r in rows.iter_mut() {
-        let derived = crate::measure::derived::derive(&r.cfg)
+        let derived = crate::check::derived::derive(&r.cfg)
             .ok()
             .and_then(|d| d.worst);
         let measured = base.iter().find(|(c, _)| *c == r.cfg).map(|(_, b)| *b);

@@ -10,7 +10,7 @@
 //!   decision not to flush, racing resets aside (residue + counted +
 //!   skipped, the part the reader's gate answers for), against the CPU
 //!   count, at the kernel's `MEMCG_CHARGE_BATCH` and 1-page updates. The
-//!   derivations ([`crate::measure::derived`]) are the ones `flushcheck
+//!   derivations ([`crate::check::derived`]) are the ones `flushcheck
 //!   bounds --exhaustive` confirms on small configurations; a version
 //!   without a derivation is listed as missing, not guessed.
 //! - [`rmws_per_update`]: shared-atomic RMWs per `__mod_memcg_state()` on
@@ -28,8 +28,9 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::measure::bench::count_rmws_batch;
 use crate::measure::bounds::derived_for;
-use crate::protocol::proposal_2026::ilog2;
+use crate::protocol::per_memcg::proposal_2026::ilog2;
 use crate::protocol::{Kind, Variant};
+use crate::vocab::Family;
 
 /// `MEMCG_CHARGE_BATCH` of the figures: 64, its value from v6.1 on (v5.19
 /// and v6.0 had 32; one value for every version compares the protocols,
@@ -83,9 +84,13 @@ pub struct Figure {
     pub missing: Vec<String>,
 }
 
-/// The kernel versions of `registry`, in catalogue order.
+/// The flush protocol's kernel versions of `registry`, in catalogue
+/// order.
 pub fn kernel_versions(registry: &[Variant]) -> Vec<&Variant> {
-    registry.iter().filter(|v| v.kind == Kind::Kernel).collect()
+    registry
+        .iter()
+        .filter(|v| v.kind == Kind::Kernel && v.family != Family::Lifetime)
+        .collect()
 }
 
 /// The configuration a staleness point is derived on: `n` CPUs, 1-page

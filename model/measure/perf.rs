@@ -4,7 +4,7 @@
 //!
 //! A run judges every property from one exploration, which goes on after a
 //! violation; to time a kill, the property is *armed*
-//! ([`crate::observe::monitor::MonitorPlan::armed`]) so that the search
+//! ([`crate::observe::plan::MonitorPlan::armed`]) so that the search
 //! stops at its first violation and its execution count says how far it
 //! got.
 
@@ -12,12 +12,15 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::check::run::{explore_variant, judge, judged, monitor_plan, run, RunSpec, Verdict};
+use crate::check::run::{
+    explore_variant, judge, judged, monitor_plan, run, subject, RunSpec, Verdict,
+};
 use crate::check::{Sizes, Suite};
 use crate::config::Config;
 use crate::explore::{Backend, Shard};
 use crate::observe::property::Property;
-use crate::protocol::{Kind, Variant};
+use crate::protocol::{catalogue, Kind, Variant};
+use crate::vocab::BackendName;
 
 /// Executions per second of one backend on one configuration.
 #[derive(Clone, Debug, Serialize)]
@@ -52,19 +55,17 @@ pub fn throughput(
     budget: Duration,
     progress: &dyn Fn(&str),
 ) -> Result<Vec<Throughput>, String> {
-    let v6_0 = Variant::find(registry, "v6.0")?;
+    let v6_0 = Variant::find(registry, catalogue::MEASURED)?;
     let mut rows = Vec::new();
     for b in backends {
         cfg.validate(b.max_threads(), b.name())?;
-        let spec = RunSpec {
-            variant: v6_0.name.clone(),
-            entry: "throughput".into(),
-            cfg: cfg.clone(),
-            backend: b.clone(),
-            budget_secs: budget.as_secs_f64(),
-            shard: Shard::default(),
-            collect: false,
-        };
+        let spec = RunSpec::new(
+            &v6_0.name,
+            "throughput",
+            cfg,
+            b.clone(),
+            budget.as_secs_f64(),
+        );
         let r = run(&spec, registry)?;
         progress(&format!(
             "throughput {}: {} executions in {:.2} s",
@@ -116,8 +117,8 @@ fn spread<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<[T; 3]> {
 }
 
 /// Whether searches under `backend` depend on the seed.
-fn seeded(backend: &str) -> bool {
-    !matches!(backend, "loom" | "shuttle-dfs")
+fn seeded(backend: BackendName) -> bool {
+    !matches!(backend, BackendName::Loom | BackendName::ShuttleDfs)
 }
 
 /// The first violation of `p` by `variant` with seed `seed`: the suite
@@ -127,7 +128,7 @@ fn seeded(backend: &str) -> bool {
 pub fn first_kill(
     variant: &Variant,
     p: Property,
-    backend: &str,
+    backend: BackendName,
     seed: u64,
     registry: &[Variant],
     budget: Duration,
@@ -137,14 +138,21 @@ pub fn first_kill(
         ..Sizes::default()
     });
     for e in &suite.entries {
-        for b in e.backends.iter().filter(|b| b.name() == backend) {
-            if !judged(p, variant, &e.cfg, b) {
+        for b in e
+            .backends
+            .iter()
+            .filter(|b| b.id() == backend && e.applies_to(variant.family))
+        {
+            let checks = judged(variant, &e.cfg, b);
+            if !checks.contains(&p) {
                 continue;
             }
-            let mut plan = monitor_plan(variant, registry, &e.cfg, b)?;
-            plan.armed = Some(p);
-            let (x, shared) = explore_variant(variant, plan, b, Shard::default(), budget, None);
-            if judge(p, &e.cfg, &x.outcome, &shared).verdict == Verdict::Violated {
+            let mut plan = monitor_plan(variant, registry, &e.cfg, b, checks)?;
+            plan.armed = vec![p];
+            let (x, shared) =
+                explore_variant(variant, plan, b, Shard::default(), budget, None, None);
+            let subject = subject(variant, &e.cfg, b);
+            if judge(p, &subject, &x.outcome, &shared).verdict == Verdict::Violated {
                 return Ok(Some((
                     e.name.clone(),
                     x.executions,
@@ -166,12 +174,13 @@ pub fn time_to_kill(
 ) -> Result<Vec<TimeToKill>, String> {
     let mut rows = Vec::new();
     for v in registry.iter().filter(|v| v.kind == Kind::Mutant) {
-        for (p, backends) in &v.killed_by {
-            for name in backends {
-                let runs = if seeded(name) { seeds } else { 1 };
+        for d in &v.killed_by {
+            let p = &d.property;
+            for name in &d.backends {
+                let runs = if seeded(*name) { seeds } else { 1 };
                 let mut hits = Vec::new();
                 for seed in 1..=runs {
-                    if let Some(hit) = first_kill(v, *p, name, seed, registry, budget)? {
+                    if let Some(hit) = first_kill(v, *p, *name, seed, registry, budget)? {
                         hits.push(hit);
                     }
                 }
@@ -185,7 +194,7 @@ pub fn time_to_kill(
                 rows.push(TimeToKill {
                     variant: v.name.clone(),
                     property: *p,
-                    backend: name.clone(),
+                    backend: name.name().to_string(),
                     seeds: runs as usize,
                     killed: hits.len(),
                     entries: hits.iter().map(|h| h.0.clone()).collect(),
@@ -242,7 +251,7 @@ pub fn growth(
     dfs_cap: usize,
     progress: &dyn Fn(&str),
 ) -> Result<Vec<Growth>, String> {
-    let v6_0 = Variant::find(registry, "v6.0")?;
+    let v6_0 = Variant::find(registry, catalogue::MEASURED)?;
     let backends = [
         Backend::Loom {
             preemption_bound: Some(2),
@@ -259,11 +268,15 @@ pub fn growth(
             max_schedules: dfs_cap,
             sleep_sets: true,
             stateful: true,
+            symmetry: false,
+            workers: 1,
         },
         Backend::ShuttleDfs {
             max_schedules: dfs_cap,
             sleep_sets: true,
             stateful: false,
+            symmetry: false,
+            workers: 1,
         },
     ];
     let mut rows = Vec::new();
@@ -297,15 +310,13 @@ pub fn growth(
                     });
                     continue;
                 }
-                let spec = RunSpec {
-                    variant: v6_0.name.clone(),
-                    entry: format!("growth-{cpus}x{updates}"),
-                    cfg: cfg.clone(),
-                    backend: b.clone(),
-                    budget_secs: budget.as_secs_f64(),
-                    shard: Shard::default(),
-                    collect: false,
-                };
+                let spec = RunSpec::new(
+                    &v6_0.name,
+                    &format!("growth-{cpus}x{updates}"),
+                    &cfg,
+                    b.clone(),
+                    budget.as_secs_f64(),
+                );
                 let r = run(&spec, registry)?;
                 progress(&format!(
                     "growth cpus {cpus} updates {updates} {}: {} executions in {:.2} s{}",

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use crate::explore::ghost::{AtomicU64, Mutex, Ordering};
 use crate::observe::record::Step;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// A racy situation whose occurrence a coverage check counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -53,7 +54,7 @@ pub enum Event {
     /// `stats_flush_ongoing`).
     PeriodicSkipped,
     /// After every update and the final flush, an aggregate was short of
-    /// the updates (counted once per execution; issue 11).
+    /// the updates (counted once per execution; `eventual_conservation`).
     LostAtFinal,
     /// Of those, one of the `--settle` flushes brought it back.
     RecoveredByFlush,
@@ -226,6 +227,9 @@ pub struct Measures {
     /// Ticks since the oldest update missing from the aggregate was
     /// written, at every read of the statistic (abstract time only).
     pub stale_ticks: Max,
+    /// Lifetime: pages missing from a memcg's aggregate at the quiescent
+    /// read after a death.
+    pub lost_at_death: Max,
     /// Threshold RMWs issued by updaters, over all executions.
     pub rmws: AtomicU64,
     /// `__mod_memcg_state()` calls, over all executions.

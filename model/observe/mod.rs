@@ -1,23 +1,30 @@
-//! Observers: everything that is not kernel state.
+//! Observers: everything that is not kernel state. Imports nothing of the
+//! crate but the vocabulary and the configuration.
 //!
-//! The protocol reports observations ([`obs`]); a [`monitor::Monitor`] per
+//! The protocol reports observations (crate::vocab::obs); a monitor per
 //! execution turns them into ghost state ([`ghost`]), the no-skip twin's
 //! gate ([`twin`]), coverage and measures ([`coverage`]), the trace
-//! ([`record`]), and checks the properties ([`property`]) on them. Nothing
-//! here reads a protocol's fields.
+//! ([`record`]), and calls the properties' checks on them: the flush
+//! protocol's [`monitor::Monitor`] and the lifetime wing's
+//! [`lifetime::LifeMonitor`]. A property is one definition
+//! ([`property::Def`]) in [`properties`]. Nothing here reads a protocol's
+//! fields.
 
 pub mod coverage;
 pub mod eventual;
 pub mod ghost;
+pub mod lifetime;
 pub mod monitor;
-pub mod obs;
+pub mod plan;
+pub mod properties;
 pub mod property;
 pub mod record;
 pub mod twin;
 
 pub use coverage::{Coverage, Event, Max, Measures, Split};
-pub use monitor::{fmt_outcome, Monitor, MonitorPlan, ReaderOutcome, Shared};
-pub use obs::{Access, Actor, Idiom, LockName, Obs, Op, Sink, Tp, Var};
+pub use lifetime::LifeMonitor;
+pub use monitor::Monitor;
+pub use plan::{fmt_outcome, MonitorPlan, ReaderOutcome, Shared, TwinPlan};
 pub use property::Property;
 pub use record::Step;
-pub use twin::{GateFactory, GlobalGate, Placement, TwinGate};
+pub use twin::{Gate, GlobalGate, PerMemcgGate, Placement, TwinGate};

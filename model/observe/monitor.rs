@@ -8,119 +8,21 @@
 //! property *armed* by `explain` and `replay` panics at once instead, so
 //! that the backend reports that execution.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use crate::config::Config;
-use crate::explore::ghost::{Arc, Mutex, MutexGuard, Ordering};
-use crate::observe::coverage::{Coverage, Event, Measures};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::observe::coverage::Event;
 use crate::observe::eventual::Eventual;
 use crate::observe::ghost::{Ghost, Happened};
-use crate::observe::obs::{Access, Actor, Obs, Op, Sink, Tp, Var};
-use crate::observe::property::{self, Property};
+use crate::observe::plan::{fmt_outcome, ReaderOutcome, Shared};
+use crate::observe::properties::hooks::{At, Ctx};
+use crate::observe::property::{Check, Property};
 use crate::observe::record::{step_text, Step};
-use crate::observe::twin::{GateFactory, Placement, TwinGate};
-use crate::protocol::Family;
-
-/// What one reader observed in one execution, in reader order and then
-/// main's quiescent read: each read's flush decision and value.
-pub type ReaderOutcome = Vec<(bool, i64)>;
-
-/// `FLUSH_TIME` in ticks (2 s, a tick standing for a second).
-pub const FLUSH_TIME: i64 = 2;
-
-/// What an exploration checks and collects (the same for all its
-/// executions).
-#[derive(Clone)]
-pub struct MonitorPlan {
-    /// The configuration.
-    pub cfg: Config,
-    /// Whether the backend is sequentially consistent, so that checks made
-    /// in execution order are exact (shuttle, std).
-    pub sc: bool,
-    /// Panic at the first violation of this property.
-    pub armed: Option<Property>,
-    /// The gate of the variant's no-skip twin, if it has one.
-    pub twin: Option<GateFactory>,
-    /// The twin's name, for messages.
-    pub twin_name: String,
-    /// v5.19's derived worst case behind the gate (`no_worse_than_baseline`).
-    pub baseline_since_reset: Option<i64>,
-    /// Record each execution's trace.
-    pub trace: bool,
-    /// Collect every distinct [`ReaderOutcome`].
-    pub collect_outcomes: bool,
-    /// Fail the execution whose outcome is this one (to explain a loom
-    /// `no_lost_flush` found by comparing outcomes).
-    pub target: Option<ReaderOutcome>,
-    /// The variant's protocol family.
-    pub family: Family,
-    /// The reader's trigger: the value a threshold must exceed.
-    pub trigger: i64,
-}
-
-impl MonitorPlan {
-    /// Check everything, record nothing extra.
-    pub fn new(cfg: &Config, sc: bool) -> Self {
-        MonitorPlan {
-            cfg: cfg.clone(),
-            sc,
-            armed: None,
-            twin: None,
-            twin_name: String::new(),
-            baseline_since_reset: None,
-            trace: false,
-            collect_outcomes: false,
-            target: None,
-            family: Family::Global,
-            trigger: cfg.cpus as i64,
-        }
-    }
-}
-
-/// Results shared by every execution of one exploration.
-pub struct Shared {
-    /// The plan.
-    pub plan: MonitorPlan,
-    /// Coverage counts.
-    pub coverage: Coverage,
-    /// Maxima.
-    pub measures: Measures,
-    /// The first violation message of each property.
-    pub violations: Mutex<BTreeMap<Property, String>>,
-    /// Every distinct reader outcome (if collected).
-    pub outcomes: Mutex<BTreeSet<ReaderOutcome>>,
-    /// The steps of the current (or last) execution (if traced).
-    pub trace: Mutex<Vec<Step>>,
-}
-
-impl Shared {
-    /// Fresh results for `plan`.
-    pub fn new(plan: MonitorPlan) -> Arc<Self> {
-        Arc::new(Shared {
-            plan,
-            coverage: Coverage::default(),
-            measures: Measures::default(),
-            violations: Mutex::new(BTreeMap::new()),
-            outcomes: Mutex::new(BTreeSet::new()),
-            trace: Mutex::new(Vec::new()),
-        })
-    }
-
-    /// The first violation of `p`, if any execution violated it.
-    pub fn violation(&self, p: Property) -> Option<String> {
-        lock(&self.violations).get(&p).cloned()
-    }
-
-    /// The steps of the last execution.
-    pub fn steps(&self) -> Vec<Step> {
-        lock(&self.trace).clone()
-    }
-
-    /// Every distinct reader outcome collected.
-    pub fn outcomes(&self) -> BTreeSet<ReaderOutcome> {
-        lock(&self.outcomes).clone()
-    }
-}
+use crate::observe::twin::{Placement, TwinGate};
+use crate::vocab::obs::{renamed, Access, Actor, Obs, Op, Sink, Tp, Var};
+use crate::vocab::Family;
 
 /// Set `actor`'s entry of `v` to `x`.
 fn set_for<T>(v: &mut Vec<(Actor, T)>, actor: Actor, x: T) {
@@ -159,8 +61,12 @@ impl Monitor {
     /// A monitor for a new execution reporting into `shared`.
     pub fn new(shared: Arc<Shared>) -> Arc<Self> {
         let plan = &shared.plan;
-        let twin = plan.twin.map(|f| f(&plan.cfg, Placement::Outcome));
-        let same_schedule = plan.twin.map(|f| f(&plan.cfg, Placement::SameSchedule));
+        let gate = |p| {
+            plan.twin
+                .as_ref()
+                .map(|t| t.gate.build(&plan.cfg, p, t.trigger, &t.name))
+        };
+        let (twin, same_schedule) = (gate(Placement::Outcome), gate(Placement::SameSchedule));
         if plan.trace {
             lock(&shared.trace).clear();
         }
@@ -220,17 +126,20 @@ impl Monitor {
         let m = &self.shared.measures;
         // A schedule the exhaustive search pruned ran on unobserved: its
         // RMWs were not counted, so neither are its updates.
-        if !crate::explore::dfs::silent() {
+        if !crate::vocab::footprint::silent() {
             m.rmws.fetch_add(rmws, Ordering::Relaxed);
             m.updates
                 .fetch_add((plan.cfg.cpus * plan.cfg.updates) as u64, Ordering::Relaxed);
         }
         if plan.target.as_ref() == Some(&outcome) {
-            panic!(
-                "no_lost_flush: readers observed {}, which no execution of {} produces",
-                fmt_outcome(&outcome),
-                plan.twin_name
-            );
+            match &plan.target_why {
+                Some(why) => panic!("{why}: readers observed {}", fmt_outcome(&outcome)),
+                None => panic!(
+                    "no_lost_flush: readers observed {}, which no execution of {} produces",
+                    fmt_outcome(&outcome),
+                    plan.twin_name()
+                ),
+            }
         }
         if plan.collect_outcomes {
             lock(&self.shared.outcomes).insert(outcome);
@@ -282,7 +191,31 @@ impl Monitor {
         }
     }
 
-    /// Check and measure at a reader's flush decision.
+    /// Run every check of the plan at hook point `at`.
+    fn check(&self, s: &ExecState, at: At) -> Vec<(Property, String)> {
+        let plan = &self.shared.plan;
+        let ctx = Ctx {
+            cfg: &plan.cfg,
+            sc: plan.sc,
+            family: plan.family,
+            trigger: plan.trigger,
+            baseline_since_reset: plan.baseline_since_reset,
+            ghost: &s.ghost,
+            twin: s.twin.as_deref(),
+            same_schedule: s.same_schedule.as_deref(),
+            quiescent: s.quiescent,
+        };
+        plan.checks
+            .iter()
+            .filter_map(|p| match p.def().check {
+                Check::Flush(f) => f(&ctx, &at).map(|msg| (*p, msg)),
+                Check::Life(_) => None,
+            })
+            .collect()
+    }
+
+    /// Measure at a reader's flush decision, and check a decision not to
+    /// flush.
     fn decision(
         &self,
         s: &mut ExecState,
@@ -290,13 +223,11 @@ impl Monitor {
         memcg: u8,
         needs_flush: bool,
     ) -> Vec<(Property, String)> {
-        let plan = &self.shared.plan;
-        let mut out = Vec::new();
         s.ghost.read_all();
         set_for(&mut s.decision, actor, needs_flush);
         if needs_flush {
             set_for(&mut s.began, actor, false);
-            return out;
+            return Vec::new();
         }
         let read = s.ghost.gate_read(actor);
         let stale = s.ghost.staleness(memcg);
@@ -308,50 +239,7 @@ impl Monitor {
         if s.ghost.skipped() > 0 {
             cov.hit(Event::ReaderSawSkippedUnits);
         }
-        let n = plan.cfg.cpus as i64;
-        let who = if plan.cfg.memcgs() > 1 {
-            format!("{actor} of memcg {memcg}")
-        } else {
-            actor.to_string()
-        };
-        if plan.sc {
-            for (p, twin) in [
-                (Property::NoLostFlush, &s.twin),
-                (Property::NoLostFlushSameSchedule, &s.same_schedule),
-            ] {
-                if let Some(t) = twin {
-                    if t.would_flush(memcg) {
-                        out.push((p, property::no_lost_flush(p, &who, read, n, &t.describe())));
-                    }
-                }
-            }
-            let documented = plan.cfg.batch * n;
-            if stale > documented {
-                out.push((
-                    Property::DocumentedErrorBound,
-                    property::documented_error_bound(stale, split, documented),
-                ));
-            }
-            let c10 = documented * plan.cfg.memcgs() as i64;
-            if plan.family == Family::PerMemcg && stale > c10 {
-                out.push((
-                    Property::PerMemcgErrorBound,
-                    property::per_memcg_error_bound(memcg, stale, split, c10),
-                ));
-            }
-            // With a flush section open, v5.19's reader would lose the
-            // trylock and read stale data whatever its gate said: only
-            // decisions with no flush running are comparable.
-            if let (Some(b), true) = (plan.baseline_since_reset, s.ghost.open.is_empty()) {
-                let gated = s.ghost.gated(memcg);
-                if gated > b {
-                    out.push((
-                        Property::NoWorseThanBaseline,
-                        property::no_worse_than_baseline(gated, split, b),
-                    ));
-                }
-            }
-        }
+        let out = self.check(s, At::Skipped { actor, memcg });
         let m = &self.shared.measures;
         let steps = || self.shared.steps();
         m.stale_at_no_flush.offer_split(stale, split, steps);
@@ -360,7 +248,7 @@ impl Monitor {
         out
     }
 
-    /// Check and measure at a reader's read of the statistic.
+    /// Measure and check at a reader's read of the statistic.
     fn read(
         &self,
         s: &mut ExecState,
@@ -369,7 +257,6 @@ impl Monitor {
         value: i64,
     ) -> Vec<(Property, String)> {
         let plan = &self.shared.plan;
-        let mut out = Vec::new();
         s.ghost.read_all();
         if !s.ghost.open.is_empty() {
             self.shared.coverage.hit(Event::ReadDuringFlush);
@@ -398,59 +285,40 @@ impl Monitor {
                 }
             }
         }
-        if plan.cfg.non_negative() {
-            let floor = if actor == Actor::Main {
-                s.last_read
-                    .iter()
-                    .filter(|((_, m), _)| *m == memcg)
-                    .map(|(_, v)| *v)
-                    .max()
-            } else {
-                s.last_read
-                    .iter()
-                    .find(|(k, _)| *k == (actor, memcg))
-                    .map(|(_, v)| *v)
-            };
-            if let Some(prev) = floor {
-                if value < prev {
-                    out.push((
-                        Property::MonotonicReads,
-                        property::monotonic_reads(&actor.to_string(), prev, value),
-                    ));
-                }
-            }
-        }
-        if actor == Actor::Main && s.quiescent {
-            let expected = s.ghost.written_total(memcg);
-            if value != expected {
-                out.push((
-                    Property::QuiescentReadExact,
-                    property::quiescent_read_exact(memcg, value, expected, decided == Some(true)),
-                ));
-            }
-        }
+        // Main's read is compared with everything any reader read before.
+        let floor = if actor == Actor::Main {
+            s.last_read
+                .iter()
+                .filter(|((_, m), _)| *m == memcg)
+                .map(|(_, v)| *v)
+                .max()
+        } else {
+            s.last_read
+                .iter()
+                .find(|(k, _)| *k == (actor, memcg))
+                .map(|(_, v)| *v)
+        };
+        let out = self.check(
+            s,
+            At::Read {
+                actor,
+                memcg,
+                value,
+                decided,
+                floor,
+            },
+        );
         match s.last_read.iter_mut().find(|(k, _)| *k == (actor, memcg)) {
             Some(r) => r.1 = value,
             None => s.last_read.push(((actor, memcg), value)),
         }
         if plan.cfg.ticks > 0 {
-            let age = s.ghost.stale_ticks();
-            m.stale_ticks.offer(age, steps);
-            if plan.sc && age > FLUSH_TIME {
-                out.push((
-                    Property::FlushTimeBound,
-                    property::flush_time_bound(age, FLUSH_TIME),
-                ));
-            }
+            m.stale_ticks.offer(s.ghost.stale_ticks(), steps);
         }
         out
     }
-}
 
-impl Monitor {
-    /// Check at a ratelimited reader's time gate: a skip must be justified
-    /// by a flush of the whole tree at most `2 * FLUSH_TIME` ticks before
-    /// (C9).
+    /// Count and check at a ratelimited reader's time gate.
     fn ratelimited(
         &self,
         s: &mut ExecState,
@@ -458,8 +326,6 @@ impl Monitor {
         jiffies: i64,
         due: bool,
     ) -> Vec<(Property, String)> {
-        let plan = &self.shared.plan;
-        let mut out = Vec::new();
         s.ghost.read_all();
         if due {
             // The race C9 is about: the flush time read before an open
@@ -468,20 +334,12 @@ impl Monitor {
             if s.ghost.open.iter().any(|x| x.root == 0 && !x.stamped) {
                 self.shared.coverage.hit(Event::RatelimitedRacedStamp);
             }
-            return out;
+            return Vec::new();
         }
         // The read that follows is a read without a flush.
         set_for(&mut s.decision, actor, false);
         self.shared.coverage.hit(Event::RatelimitedSkip);
-        let last = s.ghost.root_flush_at;
-        let justified = last.is_some_and(|t| jiffies <= t + 2 * FLUSH_TIME);
-        if plan.sc && plan.cfg.ticks > 0 && !justified {
-            out.push((
-                Property::RatelimitedSkipJustified,
-                property::ratelimited_skip_justified(&actor.to_string(), jiffies, last),
-            ));
-        }
-        out
+        self.check(s, At::RatelimitSkipped { actor, jiffies })
     }
 }
 
@@ -518,6 +376,53 @@ impl Sink for Monitor {
         true
     }
 
+    /// The ghost state's and the twin gates' parts of CPU `cpu`.
+    fn digest_cpu(&self, cpu: usize, h: &mut dyn std::hash::Hasher) -> bool {
+        let s = lock(&self.state);
+        s.ghost.digest_cpu(cpu, h);
+        for twin in [&s.twin, &s.same_schedule].into_iter().flatten() {
+            if !twin.digest_cpu(cpu, h) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// As [`Monitor::digest`], with the ghost state's and the twin gates'
+    /// per-CPU parts left to [`Monitor::digest_cpu`] and every actor
+    /// renamed.
+    fn digest_renamed(&self, rename: &[usize], mut h: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        let s = lock(&self.state);
+        s.ghost.digest_renamed(rename, h);
+        for twin in [&s.twin, &s.same_schedule] {
+            match twin {
+                Some(t) if !t.digest_renamed(rename, h) => return false,
+                Some(_) => 1u8.hash(&mut h),
+                None => 0u8.hash(&mut h),
+            }
+        }
+        let r = |a: Actor| renamed(a, rename);
+        let decision: Vec<_> = s.decision.iter().map(|(a, d)| (r(*a), *d)).collect();
+        let last_read: Vec<_> = s
+            .last_read
+            .iter()
+            .map(|((a, m), v)| ((r(*a), *m), *v))
+            .collect();
+        let began: Vec<_> = s.began.iter().map(|(a, b)| (r(*a), *b)).collect();
+        (decision, last_read, s.quiescent, began, &s.eventual).hash(&mut h);
+        for (p, _) in &s.violated {
+            p.hash(&mut h);
+        }
+        let plan = &self.shared.plan;
+        if plan.collect_outcomes || plan.target.is_some() {
+            let mut outcome: Vec<_> = s.outcome.iter().map(|(a, o)| (r(*a), o)).collect();
+            outcome.sort();
+            outcome.hash(&mut h);
+        }
+        true
+    }
+
     fn observe(&self, actor: Actor, obs: Obs) {
         let timed = self.shared.plan.cfg.ticks > 0;
         let mut guard = lock(&self.state);
@@ -541,10 +446,12 @@ impl Sink for Monitor {
                 self.decision(s, actor, memcg, needs_flush)
             }
             Obs::Read { memcg, value } if actor.is_reader() => self.read(s, actor, memcg, value),
-            Obs::Trace(Tp::FlushBegin { .. }) if s.ghost.open.len() > 1 => vec![(
-                Property::FlushExclusion,
-                property::flush_exclusion(s.ghost.open.len()),
-            )],
+            Obs::Trace(Tp::FlushBegin { .. }) => self.check(
+                s,
+                At::FlushBegan {
+                    open: s.ghost.open.len(),
+                },
+            ),
             Obs::Settled {
                 flushes,
                 memcg,
@@ -552,26 +459,19 @@ impl Sink for Monitor {
             } => {
                 let expected = s.ghost.written_total(memcg);
                 s.eventual.settled(flushes, value != expected);
-                if flushes == self.shared.plan.cfg.settle && value != expected {
-                    vec![(
-                        Property::EventualConservation,
-                        property::eventual_conservation(memcg, flushes, value, expected),
-                    )]
-                } else {
-                    Vec::new()
-                }
+                self.check(
+                    s,
+                    At::Settled {
+                        flushes,
+                        memcg,
+                        value,
+                    },
+                )
             }
             Obs::Final { memcg, value } => {
                 let expected = s.ghost.written_total(memcg);
                 s.eventual.at_final(value != expected);
-                if value != expected {
-                    vec![(
-                        Property::Conservation,
-                        property::conservation(memcg, value, expected),
-                    )]
-                } else {
-                    Vec::new()
-                }
+                self.check(s, At::Final { memcg, value })
             }
             Obs::Quiescent => {
                 s.quiescent = true;
@@ -588,12 +488,10 @@ impl Sink for Monitor {
                         let steps = || self.shared.steps();
                         self.shared.measures.max_threshold.offer(new, steps);
                     }
-                    if let Some(m) = memcg {
-                        out.extend(self.c14(m, new));
-                    }
+                    out.extend(self.check(s, At::ThresholdWritten { memcg, new }));
                 }
-                if let (Some(m), Op::Read(t), Actor::Cpu(_)) = (memcg, op, actor) {
-                    out.extend(self.c12(s, m, t));
+                if let (Op::Read(value), Actor::Cpu(_)) = (op, actor) {
+                    out.extend(self.check(s, At::ThresholdRead { memcg, value }));
                 }
                 out
             }
@@ -604,7 +502,7 @@ impl Sink for Monitor {
             if s.violated.iter().any(|(q, _)| *q == p) {
                 continue;
             }
-            if self.shared.plan.armed == Some(p) {
+            if self.shared.plan.armed.contains(&p) {
                 armed_hit = Some(msg.clone());
             }
             s.violated.push((p, msg));
@@ -614,55 +512,4 @@ impl Sink for Monitor {
             panic!("{msg}");
         }
     }
-}
-
-impl Monitor {
-    /// C14 at a write of memcg `m`'s atomic (v6.8 on): its value stays
-    /// below `nr_cpus * MEMCG_CHARGE_BATCH`.
-    fn c14(&self, m: u8, new: i64) -> Vec<(Property, String)> {
-        let plan = &self.shared.plan;
-        let c14 = plan.cfg.batch * plan.cfg.cpus as i64;
-        if plan.family != Family::PerMemcg || new < c14 {
-            return Vec::new();
-        }
-        vec![(
-            Property::StatsUpdatesBound,
-            property::stats_updates_bound(m, new, c14),
-        )]
-    }
-
-    /// C12 where the updater relies on it: an updater read memcg `m`'s
-    /// atomic and found it flushable (v6.17's `break`, v6.8's skip); are
-    /// all its ancestors flushable at that instant?
-    fn c12(&self, s: &ExecState, m: u8, read: i64) -> Vec<(Property, String)> {
-        let plan = &self.shared.plan;
-        let t = plan.trigger;
-        if plan.family != Family::PerMemcg || !plan.sc || read <= t {
-            return Vec::new();
-        }
-        s.ghost.read_all();
-        let value = |x: u8| s.ghost.domains.get(&Some(x)).map_or(0, |d| d.threshold);
-        plan.cfg
-            .ancestry(m)
-            .into_iter()
-            .skip(1)
-            .find(|a| value(*a) <= t)
-            .map(|a| {
-                (
-                    Property::AncestorsFlushable,
-                    property::ancestors_flushable(m, read, a, value(a), t),
-                )
-            })
-            .into_iter()
-            .collect()
-    }
-}
-
-/// `[(false, 0), (true, 4)]` as `read0:no-flush=0 read1:flush=4`.
-pub fn fmt_outcome(o: &ReaderOutcome) -> String {
-    o.iter()
-        .enumerate()
-        .map(|(i, (f, v))| format!("read{i}:{}={v}", if *f { "flush" } else { "no-flush" }))
-        .collect::<Vec<_>>()
-        .join(" ")
 }

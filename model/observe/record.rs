@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::observe::obs::{Access, Actor, Idiom, LifeEvent, Obs, Op, Tp, Var};
+use crate::vocab::obs::{Access, Actor, Idiom, LifeEvent, Obs, Op, Tp, Var};
 
 /// One kernel-level step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +47,13 @@ thr.m  memcg m's vmstats->stats_updates
 agg.m  memcg m's vmstats->state[0]
 rstat  cgroup_rstat_lock (v6.17+: css_rstat_flush() takes it per CPU)";
 
+/// [`LEGEND`] for the lifetime scenarios.
+pub const LEGEND_LIFE: &str = "S.m[c]    memcg m's vmstats_percpu->state[0] on CPU c
+agg.m     memcg m's vmstats->state[0]
+on.m[c]   memcg m on CPU c's updated tree (v6.8 form); ln.m[c], lhead[c]: the llist (v6.17+)
+refcnt.m  css->refcnt; rstat_css_node.m: on rstat_css_list (up to v6.14)
+objcg     objcg->memcg, the memcg updaters charge through RCU";
+
 /// The text of an observation's step, or `None` for observations traces
 /// leave out (a flusher's plain bookkeeping, tracepoints that only mark
 /// sections). `in_section` says whether the actor is flushing.
@@ -73,10 +80,10 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
         Obs::Life(e) => Some(match e {
             LifeEvent::Deref { memcg } => format!("-> charges memcg {memcg}"),
             LifeEvent::Unlocked => "rcu_read_unlock()".into(),
-            LifeEvent::Offline { memcg } => format!("memcg {memcg} offline (objcgs reparented)"),
-            LifeEvent::Released { memcg } => format!("memcg {memcg}: release flush done"),
+            LifeEvent::Offline { memcg } => format!("memcg {memcg} offline"),
+            LifeEvent::Released { memcg } => format!("released {memcg}"),
             LifeEvent::ExitCheck { memcg, on_tree } => {
-                format!("css_rstat_exit(memcg {memcg}): on {on_tree} CPU trees")
+                format!("exit({memcg}): on {on_tree} trees")
             }
             LifeEvent::Freed { memcg } => format!("memcg {memcg} FREED"),
         }),
@@ -95,6 +102,10 @@ fn access_text(a: Access, in_section: bool) -> Option<String> {
         (Var::Dwork, op, _) => format!("dwork due {}", op.written().unwrap_or(0)),
         (Var::Jiffies, op, _) => format!("jiffies = {}", op.written().unwrap_or(0)),
         (Var::FlushTime, Op::Write(x), _) => format!("flush_next_time={x}"),
+        (_, _, Idiom::SmpMb) => "smp_mb()".into(),
+        (_, _, Idiom::SmpRmb) => "smp_rmb()".into(),
+        (_, _, Idiom::SmpWmb) => "smp_wmb()".into(),
+        (_, Op::Write(x), Idiom::StoreRelease) => format!("smp_store_release({v})={x}"),
         (_, Op::Add { val, .. }, Idiom::ThisCpuAdd) => format!("{v} += {val}"),
         (_, Op::Add { val, new }, Idiom::ThisCpuAddReturn) => format!("{v} += {val} (={new})"),
         (_, Op::Add { val, .. }, _) => format!("atomic_add({val}, {v})"),
@@ -123,6 +134,22 @@ fn access_text(a: Access, in_section: bool) -> Option<String> {
     })
 }
 
+/// `steps` with kernel identifiers for the model's short names
+/// ([`Var::kernel`]): each access step's variable is renamed; other steps
+/// are kept.
+pub fn with_kernel_names(steps: &[Step]) -> Vec<Step> {
+    steps
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            if let Some(a) = s.access {
+                s.text = s.text.replacen(&a.var.short(), &a.var.kernel(), 1);
+            }
+            s
+        })
+        .collect()
+}
+
 /// The narrowest column.
 pub const MIN_COLUMN: usize = 12;
 
@@ -144,8 +171,14 @@ pub fn render_columns(initial: &str, steps: &[Step], predicate: &str, width: usi
         .max()
         .unwrap_or(8);
     let avail = width.saturating_sub(num_w + 1 + gutter * (n - 1)) / n;
-    // Never cut a step; use the room there is when steps are short.
-    let col = natural.max(MIN_COLUMN).min(avail.max(natural));
+    // Use the room there is when steps are short; a column runs over its
+    // share of the width by a few characters rather than cut a step, and
+    // wraps (at a space or a parenthesis) a step much longer than that.
+    let col = if natural > avail + 4 {
+        avail.max(MIN_COLUMN)
+    } else {
+        natural.max(MIN_COLUMN).min(avail.max(natural))
+    };
     let mut out = String::new();
     for line in initial.lines().flat_map(|l| wrap(l, width)) {
         out.push_str(&line);

@@ -25,9 +25,9 @@
 //! - The twin's reader flushes only if no flush section is open: otherwise
 //!   its trylock would fail and it would not flush either.
 
-use crate::explore::dfs::{self, GhostKind};
 use crate::observe::ghost::{G_TWIN, G_TWIN_CPU};
-use crate::observe::obs::{Access, Actor, Obs, Op, Tp, Var};
+use crate::vocab::footprint::{self, GhostKind};
+use crate::vocab::obs::{renamed, Access, Actor, Obs, Op, Tp, Var};
 
 /// Where the twin's skipped adds land.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -52,10 +52,51 @@ pub trait TwinGate: Send {
     fn digest(&self, _state: &mut dyn std::hash::Hasher) -> bool {
         false
     }
+    /// The part of [`TwinGate::digest`] that belongs to CPU `cpu`, for the
+    /// symmetry reduction (see [`crate::vocab::obs::Sink::digest_cpu`]);
+    /// `false` (the default) if the gate cannot split its state.
+    fn digest_cpu(&self, _cpu: usize, _state: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
+    /// The rest, CPU `c` written as `rename[c]`.
+    fn digest_renamed(&self, _rename: &[usize], _state: &mut dyn std::hash::Hasher) -> bool {
+        false
+    }
 }
 
-/// Builds a twin gate for one execution.
-pub type GateFactory = fn(&crate::config::Config, Placement) -> Box<dyn TwinGate>;
+/// A variant's own reader gate, as data: what a twin gate is built from
+/// when another variant names this one as its twin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// v5.19's: one global threshold in batches ([`GlobalGate`]).
+    Global,
+    /// The per-memcg lineage's without its optimisation ([`PerMemcgGate`]):
+    /// a fold adds the sum the per-CPU counter reached (`local_sum`, v6.8)
+    /// or what the updater's `this_cpu_xchg()` finds (v6.17 on).
+    PerMemcg {
+        /// v6.8's fold; otherwise v6.17's.
+        local_sum: bool,
+    },
+}
+
+impl Gate {
+    /// The ghost of this gate for one execution on `cfg`: `trigger` is the
+    /// twin's reader trigger there, `name` the twin's name (for messages).
+    pub fn build(
+        self,
+        cfg: &crate::config::Config,
+        placement: Placement,
+        trigger: i64,
+        name: &str,
+    ) -> Box<dyn TwinGate> {
+        match self {
+            Gate::Global => Box::new(GlobalGate::new(cfg, placement)),
+            Gate::PerMemcg { local_sum } => {
+                Box::new(PerMemcgGate::new(cfg, trigger, local_sum, name))
+            }
+        }
+    }
+}
 
 /// The gate of v5.19 (v5.16-v6.3 without 873f64b791a2): one global
 /// threshold counting batches of `MEMCG_CHARGE_BATCH` pages per CPU, a
@@ -95,16 +136,11 @@ impl GlobalGate {
         }
     }
 
-    /// The factory for [`crate::protocol::Variant::gate`].
-    pub fn factory(cfg: &crate::config::Config, placement: Placement) -> Box<dyn TwinGate> {
-        Box::new(GlobalGate::new(cfg, placement))
-    }
-
     fn place(&mut self, c: usize) {
         if self.pending[c] != 0 {
             self.thr += self.pending[c];
             self.pending[c] = 0;
-            dfs::ghost(G_TWIN, GhostKind::Add);
+            footprint::footprint(G_TWIN, GhostKind::Add);
         }
         self.deferred[c] = false;
     }
@@ -116,7 +152,7 @@ impl TwinGate for GlobalGate {
             if c >= self.su.len() {
                 return;
             }
-            dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+            footprint::footprint(G_TWIN_CPU + c as u32, GhostKind::Write);
             if self.deferred[c] && !matches!(obs, Obs::UpdateDone { .. }) {
                 self.place(c);
             }
@@ -155,7 +191,7 @@ impl TwinGate for GlobalGate {
         }
         match *obs {
             Obs::Trace(Tp::FlushBegin { .. }) => {
-                dfs::ghost(G_TWIN, GhostKind::Write);
+                footprint::footprint(G_TWIN, GhostKind::Write);
                 self.open.push((actor, false));
             }
             Obs::Access(Access {
@@ -165,13 +201,13 @@ impl TwinGate for GlobalGate {
             }) => {
                 if let Some(s) = self.open.iter_mut().find(|(a, _)| *a == actor) {
                     if !s.1 {
-                        dfs::ghost(G_TWIN, GhostKind::Write);
+                        footprint::footprint(G_TWIN, GhostKind::Write);
                         s.1 = true;
                     }
                 }
             }
             Obs::Trace(Tp::FlushEnd) => {
-                dfs::ghost(G_TWIN, GhostKind::Write);
+                footprint::footprint(G_TWIN, GhostKind::Write);
                 if let Some(i) = self.open.iter().position(|(a, _)| *a == actor) {
                     if self.open.remove(i).1 {
                         self.thr = 0;
@@ -183,12 +219,28 @@ impl TwinGate for GlobalGate {
     }
 
     fn would_flush(&self, _memcg: u8) -> bool {
-        dfs::ghost(G_TWIN, GhostKind::Read);
+        footprint::footprint(G_TWIN, GhostKind::Read);
         self.thr > self.n && self.open.is_empty()
     }
 
     fn digest(&self, mut state: &mut dyn std::hash::Hasher) -> bool {
         std::hash::Hash::hash(self, &mut state);
+        true
+    }
+
+    fn digest_cpu(&self, c: usize, mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        (self.su[c], self.pending[c], self.wrote[c], self.deferred[c]).hash(&mut state);
+        true
+    }
+
+    fn digest_renamed(&self, rename: &[usize], mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        (self.n, self.batch, self.placement, self.thr).hash(&mut state);
+        self.open.len().hash(&mut state);
+        for (a, walked) in &self.open {
+            (renamed(*a, rename), walked).hash(&mut state);
+        }
         true
     }
 
@@ -244,7 +296,7 @@ pub struct PerMemcgGate {
     /// v6.8's fold adds the sum the counter reached; v6.17's adds what its
     /// `this_cpu_xchg()` finds.
     local_sum: bool,
-    name: &'static str,
+    name: String,
     /// Per memcg, per CPU: the twin's `statc->stats_updates`.
     pc: Vec<Vec<i64>>,
     /// Per memcg: the twin's `vmstats->stats_updates`.
@@ -258,53 +310,17 @@ pub struct PerMemcgGate {
 
 impl PerMemcgGate {
     /// A gate for `cfg` with reader trigger `trigger`.
-    pub fn new(
-        cfg: &crate::config::Config,
-        trigger: i64,
-        local_sum: bool,
-        name: &'static str,
-    ) -> Self {
+    pub fn new(cfg: &crate::config::Config, trigger: i64, local_sum: bool, name: &str) -> Self {
         PerMemcgGate {
             cfg: cfg.clone(),
             trigger,
             local_sum,
-            name,
+            name: name.to_string(),
             pc: vec![vec![0; cfg.cpus]; cfg.memcgs()],
             atomic: vec![0; cfg.memcgs()],
             cur: vec![None; cfg.cpus],
             open: Vec::new(),
         }
-    }
-
-    /// v6.8 without the per-level skip (factory for
-    /// [`crate::protocol::Variant::gate`]).
-    pub fn v6_8(cfg: &crate::config::Config, _: Placement) -> Box<dyn TwinGate> {
-        Box::new(PerMemcgGate::new(
-            cfg,
-            cfg.batch * cfg.cpus as i64,
-            true,
-            "v6.8-no-skip",
-        ))
-    }
-
-    /// v6.17 without the early `break`.
-    pub fn v6_17(cfg: &crate::config::Config, _: Placement) -> Box<dyn TwinGate> {
-        Box::new(PerMemcgGate::new(
-            cfg,
-            cfg.batch * cfg.cpus as i64,
-            false,
-            "v6.17-no-break",
-        ))
-    }
-
-    /// The 2026 proposal's trigger without the early `break`.
-    pub fn scaled_2026(cfg: &crate::config::Config, _: Placement) -> Box<dyn TwinGate> {
-        Box::new(PerMemcgGate::new(
-            cfg,
-            crate::protocol::proposal_2026::trigger_ilog2(cfg),
-            false,
-            "scaled-2026-no-break",
-        ))
     }
 
     /// Count `inc` at level `l` on CPU `c`; the fold it calls for, if any.
@@ -322,7 +338,7 @@ impl PerMemcgGate {
         let s = f.sum.unwrap_or(self.pc[l][c]);
         self.pc[l][c] = 0;
         if s != 0 {
-            dfs::ghost(G_TWIN, GhostKind::Add);
+            footprint::footprint(G_TWIN, GhostKind::Add);
             self.atomic[l] += s;
         }
     }
@@ -389,6 +405,32 @@ impl TwinGate for PerMemcgGate {
         true
     }
 
+    fn digest_cpu(&self, c: usize, mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        for pc in &self.pc {
+            pc[c].hash(&mut state);
+        }
+        self.cur[c].hash(&mut state);
+        let cpus = self.cfg.cpus;
+        for (_, walked) in &self.open {
+            let bits = (0..self.pc.len())
+                .map(|m| (walked >> (m * cpus + c)) & 1)
+                .fold(0u64, |acc, b| acc << 1 | b);
+            bits.hash(&mut state);
+        }
+        true
+    }
+
+    fn digest_renamed(&self, rename: &[usize], mut state: &mut dyn std::hash::Hasher) -> bool {
+        use std::hash::Hash;
+        self.atomic.hash(&mut state);
+        self.open.len().hash(&mut state);
+        for (a, _) in &self.open {
+            renamed(*a, rename).hash(&mut state);
+        }
+        true
+    }
+
     fn observe(&mut self, actor: Actor, obs: &Obs) {
         let cpus = self.cfg.cpus;
         match (*obs, actor) {
@@ -400,7 +442,7 @@ impl TwinGate for PerMemcgGate {
                 }),
                 Actor::Cpu(c),
             ) if c == cpu as usize && c < cpus && (memcg as usize) < self.atomic.len() => {
-                dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                footprint::footprint(G_TWIN_CPU + c as u32, GhostKind::Write);
                 self.finish(c);
                 self.cur[c] = Some(TwinUpdate {
                     levels: self.cfg.ancestry(memcg),
@@ -410,7 +452,7 @@ impl TwinGate for PerMemcgGate {
                 });
             }
             (Obs::UpdateDone { .. }, Actor::Cpu(c)) if c < cpus => {
-                dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                footprint::footprint(G_TWIN_CPU + c as u32, GhostKind::Write);
                 self.finish(c);
             }
             (
@@ -426,9 +468,9 @@ impl TwinGate for PerMemcgGate {
                 _,
             ) if (cpu as usize) < cpus && (l as usize) < self.atomic.len() => {
                 let c = cpu as usize;
-                dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                footprint::footprint(G_TWIN_CPU + c as u32, GhostKind::Write);
                 let bit = 1u64 << (l as usize * cpus + c);
-                dfs::ghost(G_TWIN, GhostKind::Read);
+                footprint::footprint(G_TWIN, GhostKind::Read);
                 let walked = self.open.iter().any(|(a, w)| *a == actor && w & bit != 0);
                 if actor == Actor::Cpu(c) {
                     self.reach(c, l);
@@ -445,7 +487,7 @@ impl TwinGate for PerMemcgGate {
                 }),
                 Actor::Cpu(c),
             ) if c < cpus && (l as usize) < self.atomic.len() => {
-                dfs::ghost(G_TWIN_CPU + c as u32, GhostKind::Write);
+                footprint::footprint(G_TWIN_CPU + c as u32, GhostKind::Write);
                 self.reach(c, l);
                 let pending_here = self.cur[c]
                     .as_ref()
@@ -474,7 +516,7 @@ impl TwinGate for PerMemcgGate {
                 let mask = ((1u64 << self.cfg.cpus) - 1) << (l as usize * self.cfg.cpus);
                 let walked = self.open.iter().any(|(a, w)| *a == actor && w & mask != 0);
                 if walked && (op.read().is_some() || op.written() == Some(0)) {
-                    dfs::ghost(G_TWIN, GhostKind::Write);
+                    footprint::footprint(G_TWIN, GhostKind::Write);
                     self.atomic[l as usize] = 0;
                 }
             }
@@ -489,17 +531,17 @@ impl TwinGate for PerMemcgGate {
                 let bit = 1u64 << (memcg as usize * cpus + cpu as usize);
                 if let Some(s) = self.open.iter_mut().find(|(a, _)| *a == actor) {
                     if s.1 & bit == 0 {
-                        dfs::ghost(G_TWIN, GhostKind::Write);
+                        footprint::footprint(G_TWIN, GhostKind::Write);
                         s.1 |= bit;
                     }
                 }
             }
             (Obs::Trace(Tp::FlushBegin { .. }), _) => {
-                dfs::ghost(G_TWIN, GhostKind::Write);
+                footprint::footprint(G_TWIN, GhostKind::Write);
                 self.open.push((actor, 0));
             }
             (Obs::Trace(Tp::FlushEnd), _) => {
-                dfs::ghost(G_TWIN, GhostKind::Write);
+                footprint::footprint(G_TWIN, GhostKind::Write);
                 if let Some(i) = self.open.iter().position(|(a, _)| *a == actor) {
                     self.open.remove(i);
                 }
@@ -509,7 +551,7 @@ impl TwinGate for PerMemcgGate {
     }
 
     fn would_flush(&self, memcg: u8) -> bool {
-        dfs::ghost(G_TWIN, GhostKind::Read);
+        footprint::footprint(G_TWIN, GhostKind::Read);
         self.atomic
             .get(memcg as usize)
             .is_some_and(|a| *a > self.trigger)

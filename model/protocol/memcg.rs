@@ -6,8 +6,8 @@
 //! item, `state[0]`, which exercises every step of that loop.
 
 use crate::config::Config;
-use crate::explore::Platform;
 use crate::kernel::{read_once, write_once, Atomic, Css, Locked, PerCpu, Var};
+use crate::vocab::Platform;
 
 /// The index of `root_mem_cgroup` in the model's memcg tree.
 pub const ROOT_MEM_CGROUP: u8 = 0;

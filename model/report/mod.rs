@@ -1,5 +1,12 @@
-//! Reporting counterexamples: finding the shortest one, replay tokens
-//! ([`explain`]), and LKMM litmus export ([`litmus`]).
+//! Reporting: replay tokens ([`token`]), counterexamples as CPU-column
+//! traces ([`counterexample`]), and LKMM litmus tests ([`litmus`]: the
+//! export of a trace, litmus tests as data runnable under the backends, the
+//! corpus of docs/litmus/ and herd7). Finding a counterexample is a
+//! driver's job (crate::drive::explain).
 
-pub mod explain;
+pub mod counterexample;
 pub mod litmus;
+pub mod token;
+
+pub use counterexample::{initial_state, Counterexample};
+pub use token::{Replay, ReplayHow};

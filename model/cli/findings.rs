@@ -1,0 +1,240 @@
+//! `flushcheck findings`: the findings with their status, which the
+//! witness's search decides as the listing runs; `--check` also checks
+//! every fix candidate on the witness and a larger configuration;
+//! `--replay ID` prints one witness's trace.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::drive::findings::{check, check_candidates, replay, Check};
+use crate::protocol::findings::{self, Expected, Finding};
+use crate::protocol::Variant;
+
+/// `flushcheck findings`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct FindingsArgs {
+    /// Also check every fix candidate on the witness and on a larger
+    /// configuration (the listing always replays each witness); exit 1 if
+    /// a witness does not show or a candidate does not do what the data
+    /// says.
+    #[arg(long)]
+    pub check: bool,
+    /// Replay one finding's witness and print its trace.
+    #[arg(long, value_name = "ID")]
+    pub replay: Option<String>,
+    /// Only these findings (comma-separated identifiers).
+    #[arg(long, value_delimiter = ',')]
+    pub id: Vec<String>,
+    /// Kernel identifiers in traces (`memcg1->vmstats_percpu[cpu0].state[0]`
+    /// for `S.1[0]`).
+    #[arg(long = "kernel-names")]
+    pub kernel_names: bool,
+    /// Time budget per search, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub budget: u64,
+}
+
+/// The findings `a` names (every one by default).
+pub fn selected(ids: &[String]) -> Result<Vec<Finding>, String> {
+    if ids.is_empty() {
+        return Ok(findings::all());
+    }
+    ids.iter().map(|id| findings::by_id(id)).collect()
+}
+
+/// Run `flushcheck findings`.
+pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, String> {
+    if a.budget == 0 {
+        return Err("--budget 0: the time budget must be at least 1 second".into());
+    }
+    let budget = Duration::from_secs(a.budget);
+    if let Some(id) = &a.replay {
+        let f = findings::by_id(id)?;
+        print!("{}", replay_text(&f, registry, budget, a.kernel_names)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let list = selected(&a.id)?;
+    crate::explore::quiet_panics();
+    let mut ok = true;
+    for f in &list {
+        // The status is what the searches show now, not what the data says.
+        let w = check(
+            f,
+            &Variant::find(registry, f.witness.variant)?,
+            &(f.witness.cfg)(),
+            registry,
+            budget,
+        )?;
+        ok &= w.shows;
+        println!("{}", listing(f, &w));
+        if !a.check {
+            continue;
+        }
+        for (name, checks) in check_candidates(f, registry, budget)? {
+            let expected = f
+                .fixes
+                .iter()
+                .find(|c| c.variant == name)
+                .map_or(Expected::Fixes, |c| c.expected);
+            let met = candidate_met(expected, &checks);
+            ok &= met;
+            println!(
+                "  fix {name}: {}{}",
+                candidate_verdict(expected, &checks),
+                if met { "" } else { " (NOT AS THE DATA SAYS)" }
+            );
+            for c in &checks {
+                println!("    {}", check_line(c));
+            }
+        }
+    }
+    println!(
+        "{} findings{}\n`flushcheck findings --replay ID`: a witness's trace\n\
+         `flushcheck report --finding ID`: a finding's report",
+        list.len(),
+        if a.check {
+            ", fix candidates checked on each finding's witness and larger configuration"
+        } else {
+            " (--check also checks the fix candidates)"
+        }
+    );
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// A candidate's verdict over its checks, in a few words.
+pub fn candidate_verdict(expected: Expected, checks: &[Check]) -> &'static str {
+    let holds = checks
+        .iter()
+        .all(|c| !c.shows && c.finished && c.broken.is_empty());
+    match (holds, checks.iter().any(|c| c.shows), expected) {
+        (true, _, _) => "holds on every configuration checked",
+        (false, true, Expected::Refuted) => "refuted (compared, not proposed)",
+        (false, true, Expected::Fixes) => "FAILS: the finding still shows",
+        (false, false, _) => "inconclusive, or breaks another property",
+    }
+}
+
+/// One check in one line: verdict, configuration, search size, and any
+/// other must-hold property it broke.
+pub fn check_line(c: &Check) -> String {
+    format!(
+        "{} on {} ({} executions{}){}",
+        c.verdict(),
+        c.cfg,
+        c.executions,
+        if c.exhaustive { ", exhaustive" } else { "" },
+        if c.broken.is_empty() {
+            String::new()
+        } else {
+            let b: Vec<&str> = c.broken.iter().map(|p| p.name()).collect();
+            format!("; also violated: {}", b.join(", "))
+        },
+    )
+}
+
+/// Whether a candidate's checks are what the data expects: a fix holds on
+/// every configuration (exhaustively, or loom at the finding's bound) and
+/// breaks no must-hold property there; a refuted candidate still shows the
+/// finding on one of them.
+pub fn candidate_met(expected: Expected, checks: &[Check]) -> bool {
+    match expected {
+        Expected::Fixes => checks
+            .iter()
+            .all(|c| !c.shows && c.finished && c.broken.is_empty()),
+        Expected::Refuted => checks.iter().any(|c| c.shows),
+    }
+}
+
+/// One finding in the listing, within 80 columns: identifier, class,
+/// first and last affected release; what shows it; its status, from the
+/// search `w` of its witness that just ran.
+pub fn listing(f: &Finding, w: &Check) -> String {
+    let mut out = format!(
+        "{:<20} {:<19} {} to {}",
+        f.id,
+        f.class.name(),
+        f.first,
+        f.last
+    );
+    let shown = format!(
+        "shown by {} on {} ({}){}",
+        f.witness.shown.what(),
+        f.witness.shown.backend().name(),
+        f.witness.variant,
+        if f.weak_memory {
+            "; weak memory only"
+        } else {
+            ""
+        },
+    );
+    for line in crate::observe::record::wrap(&shown, 76) {
+        out.push_str(&format!("\n  {line}"));
+    }
+    let mut status = format!(
+        "status: {} ({}, {} executions)",
+        match w.verdict() {
+            "shows" => "witness replays",
+            "inconclusive" => "witness NOT reproduced (search inconclusive)",
+            _ => "witness does NOT show",
+        },
+        w.search,
+        w.executions
+    );
+    if let Some(by) = f.closed_by {
+        let release = by.split(':').next().unwrap_or(by);
+        status.push_str(&format!("; fixed upstream in {release}"));
+    }
+    if !f.fixes.is_empty() {
+        let names: Vec<&str> = f.fixes.iter().map(|c| c.variant).collect();
+        status.push_str(&format!("; fix candidates {}", names.join(", ")));
+    }
+    if f.bound.is_some() {
+        status.push_str("; corrected bound given");
+    }
+    for line in crate::observe::record::wrap(&status, 76) {
+        out.push_str(&format!("\n  {line}"));
+    }
+    out
+}
+
+/// The text of `flushcheck findings --replay ID`: the deciding search, the
+/// trace and how to reproduce it.
+pub fn replay_text(
+    f: &Finding,
+    registry: &[Variant],
+    budget: Duration,
+    kernel_names: bool,
+) -> Result<String, String> {
+    let r = replay(f, registry, budget)?;
+    let mut out = format!(
+        "{}: {} by {} on {} ({}, {} executions)\n{}\n\n",
+        f.id,
+        r.check.verdict(),
+        f.witness.variant,
+        r.check.cfg,
+        r.check.search,
+        r.check.executions,
+        r.check.note
+    );
+    match &r.trace {
+        Some(c) => {
+            let c = if kernel_names {
+                c.with_kernel_names()
+            } else {
+                c.clone()
+            };
+            out.push_str(&c.diagram(80));
+            out.push_str(&format!("\nfound by {}\n", r.how));
+            if !c.token.is_empty() {
+                out.push_str(&format!("replay: {}\n", c.replay_command()));
+            }
+        }
+        None => out.push_str(&format!("no trace: {}\n", r.how)),
+    }
+    out.push_str(&format!("directly: {}\n", f.witness.command));
+    Ok(out)
+}

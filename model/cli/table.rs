@@ -1,0 +1,428 @@
+//! The matrix as text: one line per variant (the default), the cell table
+//! (`--cells`), one line per run (`--runs`), the summary lines, markdown.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::check::run::{judged, RunResult, Verdict};
+use crate::drive::{Cell, Expect, Plan};
+use crate::observe::property::Property;
+use crate::protocol::{Kind, Variant};
+use crate::vocab::{BackendName, Family};
+
+use super::args::truncate;
+
+/// One line per variant: its kind, whether it held every property it must
+/// (or which it did not, where, and the command that explains it), which
+/// designated killers killed a mutant, which findings and refuted claims a
+/// kernel version shows.
+pub fn variant_lines(plan: &Plan, cells: &[Cell]) -> String {
+    let w = plan
+        .variants
+        .iter()
+        .map(|v| v.name.len())
+        .max()
+        .unwrap_or(8);
+    let mut out = String::from("\nverdicts, one line per variant (--cells: every cell):\n");
+    for v in &plan.variants {
+        let mine: Vec<&Cell> = cells.iter().filter(|c| c.variant == v.name).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let list = |pick: &dyn Fn(&Cell) -> bool| -> Vec<String> {
+            let mut by: Vec<(Property, Vec<&str>)> = Vec::new();
+            for c in mine.iter().filter(|c| pick(c)) {
+                match by.iter_mut().find(|(p, _)| *p == c.property) {
+                    Some((_, bs)) => bs.push(c.backend.name()),
+                    None => by.push((c.property, vec![c.backend.name()])),
+                }
+            }
+            by.iter()
+                .map(|(p, bs)| format!("{p} ({})", bs.join(", ")))
+                .collect()
+        };
+        let bad: Vec<&Cell> = mine.iter().copied().filter(|c| !c.ok).collect();
+        let text = match v.kind {
+            Kind::Mutant => {
+                let killed = list(&|c| c.expect == Expect::Killed && c.ok);
+                if killed.is_empty() && bad.is_empty() {
+                    let violated = list(&|c| c.verdict == Verdict::Violated);
+                    format!(
+                        "no designated killer searched here; violated: {}",
+                        if violated.is_empty() {
+                            "nothing".to_string()
+                        } else {
+                            violated.join("; ")
+                        }
+                    )
+                } else if bad.is_empty() {
+                    format!("killed by {}", killed.join("; "))
+                } else {
+                    format!(
+                        "SURVIVED {}",
+                        list(&|c| c.expect == Expect::Killed && !c.ok).join("; ")
+                    )
+                }
+            }
+            _ => {
+                let mut t = if bad.is_empty() {
+                    "holds every property it must".to_string()
+                } else {
+                    let c = bad[0];
+                    let entry = c
+                        .configs
+                        .iter()
+                        .find(|x| x.verdict != Verdict::Holds)
+                        .map_or("", |x| x.entry.as_str());
+                    // explain searches with loom or shuttle's samplers.
+                    let by = match c.backend {
+                        BackendName::Loom | BackendName::ShuttleRandom => c.backend,
+                        _ => BackendName::ShuttlePct,
+                    };
+                    format!(
+                        "NOT AS EXPECTED: {}; explain: flushcheck explain --variant {} --property {} --backend {by} --entry {entry}",
+                        list(&|c| !c.ok).join("; "),
+                        v.name,
+                        c.property,
+                    )
+                };
+                let findings = list(&|c| c.expect == Expect::Finding && c.ok);
+                if !findings.is_empty() {
+                    t += &format!("; findings: {}", findings.join("; "));
+                }
+                let mut refuted: Vec<String> = mine
+                    .iter()
+                    .filter(|c| {
+                        c.property.refutable_claim()
+                            && c.expect != Expect::Finding
+                            && c.verdict == Verdict::Violated
+                    })
+                    .map(|c| c.property.name().to_string())
+                    .collect();
+                refuted.dedup();
+                if !refuted.is_empty() {
+                    t += &format!("; refutes {}", refuted.join(", "));
+                }
+                t
+            }
+        };
+        let _ = writeln!(out, "  {:<9} {:<w$}  {text}", v.kind.name(), v.name);
+    }
+    out
+}
+
+/// The suite, one line per entry.
+pub fn suite_text(plan: &Plan) -> String {
+    let mut out = String::from("flushcheck: the scenario suite\n");
+    let w = plan
+        .suite
+        .entries
+        .iter()
+        .map(|e| e.name.len())
+        .max()
+        .unwrap_or(4);
+    for e in &plan.suite.entries {
+        if !plan.variants.iter().any(|v| e.applies_to(v.family)) {
+            continue;
+        }
+        let backends: Vec<&str> = e
+            .backends
+            .iter()
+            .filter(|b| plan.runs_backend(b))
+            .map(|b| b.name())
+            .collect();
+        let _ = writeln!(out, "  {:<w$}  {}  [{}]", e.name, e.cfg, backends.join(" "));
+    }
+    out
+}
+
+/// The matrix as a table; `notes` adds the note column (text output).
+pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
+    let mut out = cell_rows(cells, notes);
+    let _ = writeln!(out, "searches:");
+    let mut seen = std::collections::BTreeSet::new();
+    for e in &plan.suite.entries {
+        if !plan.variants.iter().any(|v| e.applies_to(v.family)) {
+            continue;
+        }
+        for b in e.backends.iter().filter(|b| plan.runs_backend(b)) {
+            if seen.insert(b.search()) {
+                let _ = writeln!(out, "  {:<15} {}", b.name(), b.search());
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  * = exhaustive on every configuration. configs = configurations with this verdict / run.\n  coverage = times the property's race happened; epoch2 = times a CPU accounted a batch\n  again after a skip and a reset (recross_after_reset). Races:"
+    );
+    for p in &plan.properties {
+        let _ = writeln!(out, "    {:<28} {}", p.name(), p.coverage_event().name());
+    }
+    let _ = writeln!(out, "  who decides what:");
+    for p in &plan.properties {
+        let _ = writeln!(out, "    {:<28} {}", p.name(), p.decided_by());
+    }
+    out
+}
+
+/// The matrix's rows: a header, one line per cell, a blank line.
+pub fn cell_rows(cells: &[Cell], notes: bool) -> String {
+    let vw = cells
+        .iter()
+        .map(|c| c.variant.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let pw = cells
+        .iter()
+        .map(|c| c.property.name().len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{:<vw$} {:<pw$} {:<14} {:<13} {:>7} {:>10} {:>7} {:>8} {:>6}{}",
+        "variant",
+        "property",
+        "backend",
+        "verdict",
+        "configs",
+        "executions",
+        "seconds",
+        "coverage",
+        "epoch2",
+        if notes { "  note" } else { "" }
+    );
+    for c in cells {
+        let mark = match (c.expect, c.ok) {
+            (_, false) => " !!",
+            (Expect::Killed, true) => " (killed)",
+            (Expect::Finding, true) => " (finding)",
+            _ => "",
+        };
+        let verdict = format!(
+            "{}{}",
+            c.verdict.name(),
+            if c.exhaustive { "*" } else { "" }
+        );
+        let held = c.configs.iter().filter(|x| x.verdict == c.verdict).count();
+        let mut row = format!(
+            "{:<vw$} {:<pw$} {:<14} {:<13} {:>7} {:>10} {:>7.2} {:>8} {:>6}",
+            c.variant,
+            c.property.name(),
+            c.backend,
+            verdict,
+            format!("{held}/{}", c.configs.len()),
+            c.executions,
+            c.seconds,
+            c.coverage,
+            c.later_epoch,
+        );
+        if notes {
+            let _ = write!(
+                row,
+                "  {}{mark}",
+                truncate(c.note.as_deref().unwrap_or(""), 100)
+            );
+        }
+        let _ = writeln!(out, "{}", row.trim_end());
+    }
+    let _ = writeln!(out);
+    out
+}
+
+/// One line per run.
+pub fn runs_table(runs: &[RunResult]) -> String {
+    let mut out = String::from("\nruns:\n");
+    for r in runs {
+        let violated: Vec<&str> = r
+            .verdicts
+            .iter()
+            .filter(|v| v.verdict == Verdict::Violated)
+            .map(|v| v.property.name())
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:<30} {:<12} {:<14} {:>9} {:>7.2}s {}{}",
+            r.spec.variant,
+            r.spec.entry,
+            r.spec.backend.name(),
+            r.executions,
+            r.seconds,
+            if r.exhaustive { "exhaustive " } else { "" },
+            if violated.is_empty() {
+                r.stopped.clone().unwrap_or_default()
+            } else {
+                format!("violated {}", violated.join(","))
+            }
+        );
+    }
+    out
+}
+
+/// The summary lines: one for the flush protocol's cells and, when the
+/// run has any, one for the lifetime wing's; each with its counts and
+/// what was not as expected; then the configurations per property.
+pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
+    let life = |c: &&Cell| plan_family(plan, &c.variant) == Some(Family::Lifetime);
+    let flush: Vec<Cell> = cells.iter().filter(|c| !life(c)).cloned().collect();
+    let lifetime: Vec<Cell> = cells.iter().filter(life).cloned().collect();
+    let mut out = String::new();
+    if !flush.is_empty() || lifetime.is_empty() {
+        out += &family_summary(
+            plan,
+            &flush,
+            &format!("{} cells in {:.1} s", flush.len(), elapsed.as_secs_f64()),
+            true,
+        );
+    }
+    if !lifetime.is_empty() {
+        out += &family_summary(
+            plan,
+            &lifetime,
+            &format!("lifetime: {} cells", lifetime.len()),
+            false,
+        );
+    }
+    let mut per: Vec<String> = Vec::new();
+    for p in &plan.properties {
+        let n = plan
+            .suite
+            .entries
+            .iter()
+            .filter(|e| {
+                e.backends.iter().filter(|b| plan.runs_backend(b)).any(|b| {
+                    plan.variants
+                        .iter()
+                        .any(|v| e.applies_to(v.family) && judged(v, &e.cfg, b).contains(p))
+                })
+            })
+            .count();
+        if n > 0 {
+            per.push(format!("{} {n}", p.name()));
+        }
+    }
+    let _ = writeln!(out, "configurations per property: {}", per.join(", "));
+    out
+}
+
+fn plan_family(plan: &Plan, variant: &str) -> Option<Family> {
+    plan.variants
+        .iter()
+        .find(|v| v.name == variant)
+        .map(|v| v.family)
+}
+
+/// One summary line over `cells`, starting with `head`, and a line per
+/// cell not as expected. `weak` adds the weak-holds counts.
+fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String {
+    let must_hold_bad: Vec<String> = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Holds && !c.ok)
+        .map(|c| {
+            format!(
+                "{} {} ({} on {}): {}",
+                c.kind.name(),
+                c.variant,
+                c.property.name(),
+                c.backend,
+                c.verdict.name()
+            )
+        })
+        .collect();
+    let inconclusive = cells
+        .iter()
+        .filter(|c| c.verdict == Verdict::Inconclusive)
+        .count();
+    let survived: Vec<String> = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Killed && !c.ok)
+        .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
+        .collect();
+    let findings_missed: Vec<String> = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Finding && !c.ok)
+        .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
+        .collect();
+    let findings_shown = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Finding && c.ok)
+        .count();
+    let mutants: Vec<&Variant> = plan
+        .variants
+        .iter()
+        .filter(|v| v.kind == Kind::Mutant && cells.iter().any(|c| c.variant == v.name))
+        .collect();
+    let killed = mutants
+        .iter()
+        .filter(|v| {
+            cells
+                .iter()
+                .filter(|c| c.variant == v.name && c.expect == Expect::Killed)
+                .all(|c| c.ok)
+        })
+        .count();
+    let mut out = format!(
+        "{head}: must-hold violations {}, mutants killed {killed}/{}, \
+         mutant survivals {}, findings shown {findings_shown}, findings missed {}, \
+         inconclusive {inconclusive}",
+        must_hold_bad.len(),
+        mutants.len(),
+        survived.len(),
+        findings_missed.len(),
+    );
+    if weak {
+        let unseen = cells.iter().filter(|c| c.race_not_seen()).count();
+        let epoch = cells.iter().filter(|c| c.epoch_not_reached()).count();
+        let _ = write!(
+            out,
+            ", race not seen {unseen}, later epoch not reached {epoch}"
+        );
+    }
+    out.push('\n');
+    for s in must_hold_bad {
+        let _ = writeln!(out, "  not held: {s}");
+    }
+    for s in survived {
+        let _ = writeln!(out, "  survived: {s}");
+    }
+    for s in findings_missed {
+        let _ = writeln!(out, "  finding not shown: {s}");
+    }
+    out
+}
+
+/// The matrix as markdown for a review thread.
+pub fn markdown(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Verdicts\n");
+    let _ = writeln!(
+        out,
+        "```text\n{}{}{}```\n",
+        suite_text(plan),
+        table(plan, cells, false),
+        summary(plan, cells, elapsed)
+    );
+    let noted: Vec<&Cell> = cells.iter().filter(|c| c.note.is_some()).collect();
+    if !noted.is_empty() {
+        let _ = writeln!(out, "Notes:\n");
+        for c in noted {
+            let line = format!(
+                "- {} / {} / {}: {}",
+                c.variant,
+                c.property.name(),
+                c.backend,
+                c.note.as_deref().unwrap_or("")
+            );
+            for (i, l) in crate::observe::record::wrap(&line, 98)
+                .into_iter()
+                .enumerate()
+            {
+                let _ = writeln!(out, "{}{l}", if i == 0 { "" } else { "  " });
+            }
+        }
+        let _ = writeln!(out);
+    }
+    out
+}

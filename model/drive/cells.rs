@@ -1,0 +1,315 @@
+//! Cells: one per (variant, property, backend), summing the runs of the
+//! suite up, with what the matrix expected of it; and shard merging.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::check::run::{RunResult, Verdict};
+use crate::explore::Shard;
+use crate::observe::coverage::Event;
+use crate::observe::property::Property;
+use crate::protocol::{Kind, Variant};
+use crate::vocab::BackendName;
+
+/// What the matrix expects of a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    /// Kernel, benign or candidate: must hold.
+    Holds,
+    /// A mutant's designated killer: must be violated.
+    Killed,
+    /// A kernel version's pinned finding: must be violated.
+    Finding,
+    /// Anything goes (a mutant's other cells, refuted claims).
+    Any,
+}
+
+/// One configuration's part of a cell.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConfigVerdict {
+    /// Suite entry name.
+    pub entry: String,
+    /// Verdict on this entry.
+    pub verdict: Verdict,
+    /// Its note.
+    pub note: Option<String>,
+    /// Executions of this entry's search.
+    pub executions: u64,
+    /// Whether this entry's search was exhaustive.
+    pub exhaustive: bool,
+    /// How often the property's race happened here.
+    pub coverage: u64,
+}
+
+/// The result of one (variant, property, backend) cell over the suite.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Cell {
+    /// Variant name.
+    pub variant: String,
+    /// What the variant is.
+    pub kind: Kind,
+    /// Property.
+    pub property: Property,
+    /// Backend.
+    pub backend: BackendName,
+    /// holds / violated / inconclusive, over the suite.
+    pub verdict: Verdict,
+    /// Executions (loom), schedules (shuttle) or runs (std), summed.
+    pub executions: u64,
+    /// Seconds, summed.
+    pub seconds: f64,
+    /// The planned search of each entry.
+    pub search: String,
+    /// Whether every entry's search was exhaustive and finished.
+    pub exhaustive: bool,
+    /// The violation (naming the entry), or why the verdict is not holds,
+    /// or a flag on a weak holds.
+    pub note: Option<String>,
+    /// The coverage event paired with the property.
+    pub coverage_event: String,
+    /// How often it occurred over the suite.
+    pub coverage: u64,
+    /// How often a CPU accounted a batch again after a skip and a reset
+    /// (`recross_after_reset`) over the suite: the later epoch.
+    pub later_epoch: u64,
+    /// Each entry's verdict.
+    pub configs: Vec<ConfigVerdict>,
+    /// What the matrix expected.
+    pub expect: Expect,
+    /// Whether the verdict meets the expectation.
+    pub ok: bool,
+    /// Which part of a split shuttle search this is (0/1 when not split).
+    #[serde(default)]
+    pub shard: Shard,
+}
+
+impl Cell {
+    /// Whether this holds although the property's race never happened.
+    pub fn race_not_seen(&self) -> bool {
+        self.note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("race not seen"))
+    }
+
+    /// Whether this holds although no entry reached a later epoch.
+    pub fn epoch_not_reached(&self) -> bool {
+        self.note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("later epoch not reached"))
+    }
+}
+
+/// What the matrix expects of `variant`'s `property` on `backend` on
+/// `entry`.
+fn expectation(variant: &Variant, property: Property, backend: BackendName, entry: &str) -> Expect {
+    if variant.pinned(property, backend, Some(entry)) {
+        return Expect::Finding;
+    }
+    // A pinned finding's property may be violated elsewhere too.
+    if variant.findings.iter().any(|d| d.property == property) {
+        return Expect::Any;
+    }
+    match variant.kind {
+        k if k.must_hold() && property.refutable_claim() => Expect::Any,
+        k if k.must_hold() => Expect::Holds,
+        Kind::Mutant if variant.killer(property, backend, Some(entry)) => Expect::Killed,
+        _ => Expect::Any,
+    }
+}
+
+/// One cell per (variant, property, backend) over the suite's runs: each
+/// run says which properties it judged.
+pub fn cells(variants: &[Variant], properties: &[Property], runs: &[RunResult]) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for v in variants {
+        for p in properties {
+            for b in BackendName::ALL {
+                let mine: Vec<&RunResult> = runs
+                    .iter()
+                    .filter(|r| r.spec.variant == v.name && r.spec.backend.id() == b)
+                    .filter(|r| r.judged(*p))
+                    .collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                out.push(cell(v, *p, b, &mine));
+            }
+        }
+    }
+    out
+}
+
+fn cell(v: &Variant, p: Property, backend: BackendName, runs: &[&RunResult]) -> Cell {
+    let event = p.coverage_event();
+    let configs: Vec<ConfigVerdict> = runs
+        .iter()
+        .map(|r| {
+            let pv = r.verdict(p);
+            ConfigVerdict {
+                entry: r.spec.entry.clone(),
+                verdict: pv.map_or(Verdict::Inconclusive, |x| x.verdict),
+                note: pv.and_then(|x| x.note.clone()),
+                executions: r.executions,
+                exhaustive: r.exhaustive,
+                coverage: r.count(event),
+            }
+        })
+        .collect();
+    let violated = configs.iter().find(|c| c.verdict == Verdict::Violated);
+    let inconclusive = configs.iter().find(|c| c.verdict == Verdict::Inconclusive);
+    let (verdict, mut note) = match (violated, inconclusive) {
+        (Some(c), _) => (
+            Verdict::Violated,
+            c.note.as_ref().map(|n| format!("{} [{}]", n, c.entry)),
+        ),
+        (None, Some(c)) => (
+            Verdict::Inconclusive,
+            Some(format!(
+                "{}: {}",
+                c.entry,
+                c.note.clone().unwrap_or_default()
+            )),
+        ),
+        (None, None) => (Verdict::Holds, None),
+    };
+    let coverage: u64 = configs.iter().map(|c| c.coverage).sum();
+    let later_epoch: u64 = runs.iter().map(|r| r.count(Event::RecrossAfterReset)).sum();
+    let skips: u64 = runs.iter().map(|r| r.count(Event::Skip)).sum();
+    if verdict == Verdict::Holds {
+        let race_possible = !(p.def().race_needs_skip && skips == 0);
+        if coverage == 0 && race_possible {
+            note = Some(format!(
+                "race not seen: {} never happened in this suite, so this holds says little",
+                event.name()
+            ));
+        } else if later_epoch == 0 && skips > 0 {
+            note = Some(
+                "later epoch not reached: no CPU accounted a batch again after a skip and a reset"
+                    .into(),
+            );
+        }
+    }
+    // A cell's expectation is the strongest of its entries'; a designation
+    // naming an entry must be violated there.
+    let expects: Vec<Expect> = configs
+        .iter()
+        .map(|c| expectation(v, p, backend, &c.entry))
+        .collect();
+    let expect = if expects.contains(&Expect::Killed) {
+        Expect::Killed
+    } else if expects.contains(&Expect::Finding) {
+        Expect::Finding
+    } else if !expects.is_empty() && expects.iter().all(|e| *e == Expect::Holds) {
+        Expect::Holds
+    } else {
+        Expect::Any
+    };
+    let designations = match expect {
+        Expect::Killed => &v.killed_by,
+        _ => &v.findings,
+    };
+    let entry_bound = designations
+        .iter()
+        .any(|d| d.property == p && d.backends.contains(&backend) && d.entry.is_some());
+    let designated_violated = configs
+        .iter()
+        .zip(&expects)
+        .filter(|(_, e)| **e == expect)
+        .all(|(c, _)| c.verdict == Verdict::Violated);
+    let ok = match expect {
+        Expect::Holds => verdict == Verdict::Holds,
+        Expect::Killed | Expect::Finding if entry_bound => designated_violated,
+        Expect::Killed | Expect::Finding => verdict == Verdict::Violated,
+        Expect::Any => true,
+    };
+    let mut searches: Vec<String> = runs.iter().map(|r| r.search.clone()).collect();
+    searches.dedup();
+    Cell {
+        variant: v.name.clone(),
+        kind: v.kind,
+        property: p,
+        backend,
+        verdict,
+        executions: runs.iter().map(|r| r.executions).sum(),
+        seconds: runs.iter().map(|r| r.seconds).sum(),
+        search: searches.join("; "),
+        exhaustive: runs.iter().all(|r| r.exhaustive),
+        note,
+        coverage_event: event.name().to_string(),
+        coverage,
+        later_epoch,
+        configs,
+        expect,
+        ok,
+        shard: runs.first().map_or_else(Shard::default, |r| r.spec.shard),
+    }
+}
+
+/// Whether a finished matrix passes: every must-hold cell holds, every
+/// designated kill happened.
+pub fn matrix_ok(cells: &[Cell]) -> bool {
+    cells.iter().all(|c| c.ok)
+}
+
+/// Combine the cells of shard runs (`flushcheck --shard I/N --json`, one
+/// file per shard) into one cell per (variant, property, backend).
+///
+/// A combined cell is violated if any shard found a violation; it holds only
+/// if every shard `0..N` is present and held; otherwise it is inconclusive
+/// and says which shards are missing or cut short. Executions and seconds
+/// are summed (seconds are total machine time, not wall time).
+pub fn merge_shards(cells: &[Cell]) -> Vec<Cell> {
+    let mut groups: Vec<(String, Property, BackendName, Vec<&Cell>)> = Vec::new();
+    for c in cells {
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == c.variant && g.1 == c.property && g.2 == c.backend)
+        {
+            Some(g) => g.3.push(c),
+            None => groups.push((c.variant.clone(), c.property, c.backend, vec![c])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, _, _, parts)| {
+            let first = parts[0];
+            let count = first.shard.count;
+            let mut merged = first.clone();
+            merged.executions = parts.iter().map(|c| c.executions).sum();
+            merged.seconds = parts.iter().map(|c| c.seconds).sum();
+            merged.coverage = parts.iter().map(|c| c.coverage).sum();
+            merged.later_epoch = parts.iter().map(|c| c.later_epoch).sum();
+            merged.shard = Shard::default();
+            merged.search = first
+                .search
+                .split(", shard ")
+                .next()
+                .unwrap_or("")
+                .to_string()
+                + &format!(" (merged from {} of {count} shards)", parts.len());
+            let present: BTreeSet<u64> = parts.iter().map(|c| c.shard.index).collect();
+            let missing: Vec<u64> = (0..count).filter(|i| !present.contains(i)).collect();
+            if let Some(v) = parts.iter().find(|c| c.verdict == Verdict::Violated) {
+                merged.verdict = Verdict::Violated;
+                merged.note = v.note.clone();
+            } else if !missing.is_empty() || parts.iter().any(|c| c.shard.count != count) {
+                merged.verdict = Verdict::Inconclusive;
+                merged.note = Some(format!("shards missing: {missing:?} of {count}"));
+            } else if let Some(c) = parts.iter().find(|c| c.verdict == Verdict::Inconclusive) {
+                merged.verdict = Verdict::Inconclusive;
+                merged.note = c.note.clone();
+            } else {
+                merged.verdict = Verdict::Holds;
+                merged.note = None;
+            }
+            merged.ok = match merged.expect {
+                Expect::Holds => merged.verdict == Verdict::Holds,
+                Expect::Killed | Expect::Finding => merged.verdict == Verdict::Violated,
+                Expect::Any => true,
+            };
+            merged
+        })
+        .collect()
+}

@@ -1,0 +1,237 @@
+//! The shuttle backend: sampled (random, PCT) and depth-first SC search.
+//! Each atomic and cell is numbered and reports its accesses to the
+//! depth-first scheduler (explore/dfs), which is off for the sampling
+//! schedulers.
+
+use std::cell::RefCell;
+use std::panic;
+use std::sync::atomic::Ordering;
+
+use super::common::no_ctx;
+use crate::explore::dfs;
+use crate::vocab::{
+    Actor, BackendKind, ModelAtomic, ModelCell, ModelJoinHandle, Platform, ThreadCtx,
+};
+
+/// shuttle's atomic, reporting each access to the depth-first scheduler
+/// ([`dfs`]) after shuttle's scheduling point, so that the access is
+/// counted in the step it starts: which atomic, the value the operation
+/// returned and the value it left.
+///
+/// It keeps a copy of its value beside shuttle's. A schedule the search
+/// has pruned ([`dfs::silent`]) only runs to its end so that its tasks
+/// finish; its operations then use the copy alone and are no scheduling
+/// points, so that a task runs on until it yields, blocks or ends. Only one
+/// task runs at a time, so the copy needs no more than `Relaxed`.
+pub struct ShuttleAtomic {
+    a: shuttle::sync::atomic::AtomicI64,
+    id: usize,
+    copy: std::sync::atomic::AtomicI64,
+}
+
+impl ShuttleAtomic {
+    /// Run `f` on shuttle's atomic (a scheduling point) and report it, or,
+    /// in a pruned schedule, `g` on the copy; the copy takes the value the
+    /// operation left either way.
+    fn op<R>(
+        &self,
+        f: impl FnOnce(&shuttle::sync::atomic::AtomicI64) -> R,
+        g: impl FnOnce(i64) -> R,
+        values: impl FnOnce(&R) -> (Option<i64>, Option<i64>),
+    ) -> R {
+        let silent = dfs::silent();
+        let r = if silent {
+            g(self.copy.load(Ordering::Relaxed))
+        } else {
+            f(&self.a)
+        };
+        let (read, written) = values(&r);
+        if !silent {
+            dfs::access(self.id, read, written);
+        }
+        if let Some(w) = written {
+            self.copy.store(w, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+impl ModelAtomic for ShuttleAtomic {
+    fn new(v: i64) -> Self {
+        let id = dfs::next_id();
+        dfs::created(id, v);
+        ShuttleAtomic {
+            a: shuttle::sync::atomic::AtomicI64::new(v),
+            id,
+            copy: std::sync::atomic::AtomicI64::new(v),
+        }
+    }
+    fn load(&self, order: Ordering) -> i64 {
+        self.op(|a| a.load(order), |x| x, |r| (Some(*r), None))
+    }
+    fn store(&self, v: i64, order: Ordering) {
+        self.op(|a| a.store(v, order), |_| (), |_| (None, Some(v)))
+    }
+    fn fetch_add(&self, v: i64, order: Ordering) -> i64 {
+        self.op(
+            |a| a.fetch_add(v, order),
+            |x| x,
+            |r| (Some(*r), Some(r + v)),
+        )
+    }
+    fn swap(&self, v: i64, order: Ordering) -> i64 {
+        self.op(|a| a.swap(v, order), |x| x, |r| (Some(*r), Some(v)))
+    }
+    fn compare_exchange(
+        &self,
+        current: i64,
+        new: i64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<i64, i64> {
+        // A failed compare-and-exchange only reads.
+        self.op(
+            |a| a.compare_exchange(current, new, success, failure),
+            |x| if x == current { Ok(x) } else { Err(x) },
+            |r| match r {
+                Ok(old) => (Some(*old), Some(new)),
+                Err(found) => (Some(*found), None),
+            },
+        )
+    }
+}
+
+/// shuttle's plain cell: numbered like the atomics, so that the
+/// depth-first scheduler counts its accesses in the footprint of the step
+/// that makes them, and its value in the state of a stateful search.
+pub struct ShuttleCell<T>(std::cell::UnsafeCell<T>, usize);
+
+// SAFETY: callers of `get`/`set` promise to hold the protecting lock.
+unsafe impl<T: Send> Sync for ShuttleCell<T> {}
+
+/// The value of a cell as the stateful search records it (`i64` cells
+/// only; any other type makes the execution opaque to it).
+fn cell_value<T: 'static>(v: &T) -> Option<i64> {
+    let x = (v as &dyn std::any::Any).downcast_ref::<i64>().copied();
+    if x.is_none() {
+        dfs::opaque();
+    }
+    x
+}
+
+impl<T: Send + 'static> ModelCell<T> for ShuttleCell<T> {
+    fn new(v: T) -> Self {
+        let id = dfs::next_id();
+        if let Some(x) = cell_value(&v) {
+            dfs::created(id, x);
+        }
+        ShuttleCell(std::cell::UnsafeCell::new(v), id)
+    }
+    unsafe fn get(&self) -> T
+    where
+        T: Copy,
+    {
+        let v = unsafe { *self.0.get() };
+        dfs::access(self.1, cell_value(&v), None);
+        v
+    }
+    unsafe fn set(&self, v: T) {
+        dfs::access(self.1, None, Some(cell_value(&v).unwrap_or(0)));
+        unsafe { *self.0.get() = v }
+    }
+}
+
+impl<T> ModelJoinHandle<T> for shuttle::thread::JoinHandle<T> {
+    fn join(self) -> T {
+        shuttle::thread::JoinHandle::join(self).unwrap_or_else(|e| panic::resume_unwind(e))
+    }
+}
+
+/// The shuttle platform (random, PCT or depth-first scheduler).
+#[derive(Debug)]
+pub struct Shuttle;
+
+thread_local! {
+    /// Each task's context, by shuttle task id, for the executions this OS
+    /// thread runs (each task installs its own first). std's thread-local
+    /// under shuttle's task id costs far less than shuttle's per-task
+    /// storage, which every observation and every per-CPU access reads.
+    static SHUTTLE_CTX: RefCell<Vec<Option<ThreadCtx>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The running shuttle task.
+fn me() -> usize {
+    usize::from(shuttle::current::me())
+}
+
+/// `f` on the running task's context, if it has one.
+fn with_ctx<R>(f: impl FnOnce(&mut ThreadCtx) -> R) -> Option<R> {
+    SHUTTLE_CTX.with(|c| c.borrow_mut().get_mut(me()).and_then(Option::as_mut).map(f))
+}
+
+impl Platform for Shuttle {
+    const BACKEND_KIND: BackendKind = BackendKind::Shuttle;
+    type Atomic = ShuttleAtomic;
+    type Cell<T: Send + 'static> = ShuttleCell<T>;
+    type JoinHandle<T: Send + 'static> = shuttle::thread::JoinHandle<T>;
+    fn spawn<T: Send + 'static>(
+        ctx: ThreadCtx,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Self::JoinHandle<T> {
+        // Spawning is a scheduling point that depends on everything.
+        dfs::global();
+        shuttle::thread::spawn(move || {
+            Self::install(ctx);
+            f()
+        })
+    }
+    fn fence(order: Ordering) {
+        shuttle::sync::atomic::fence(order)
+    }
+    fn yield_now() {
+        shuttle::thread::yield_now()
+    }
+    fn rcu_switch() {
+        shuttle::thread::sleep(std::time::Duration::ZERO)
+    }
+    fn checkpoint_locals(tag: u64) {
+        dfs::checkpoint_locals(tag);
+    }
+    fn install(ctx: ThreadCtx) {
+        if ctx.actor == Actor::Main {
+            dfs::set_sink(ctx.sink.clone());
+        }
+        dfs::set_role(ctx.actor);
+        let t = me();
+        SHUTTLE_CTX.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() <= t {
+                c.resize(t + 1, None);
+            }
+            c[t] = Some(ctx);
+        });
+    }
+    fn uninstall() {
+        let t = me();
+        SHUTTLE_CTX.with(|c| {
+            if let Some(x) = c.borrow_mut().get_mut(t) {
+                *x = None;
+            }
+        });
+    }
+    fn actor() -> Actor {
+        with_ctx(|c| c.actor).unwrap_or_else(|| no_ctx())
+    }
+    fn set_actor(actor: Actor) {
+        dfs::set_role(actor);
+        with_ctx(|c| c.actor = actor);
+    }
+    fn emit(make: impl FnOnce() -> crate::vocab::Obs) {
+        if dfs::silent() {
+            return;
+        }
+        if let Some((actor, sink)) = with_ctx(|c| c.sink.clone().map(|s| (c.actor, s))).flatten() {
+            sink.observe(actor, make());
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The documented staleness bounds of the global-threshold lineage: how
+//! many pages a reader that skips the flush may miss, and for how long.
+
+use crate::observe::coverage::Event;
+use crate::observe::plan::FLUSH_TIME;
+use crate::observe::property::{checked, Check, Def, Subject, IN_EXECUTION_ORDER};
+use crate::vocab::Family;
+
+use super::hooks::At;
+
+/// This file's properties, in report order.
+pub static DEFS: &[&Def] = &[
+    &DOCUMENTED_ERROR_BOUND,
+    &NO_WORSE_THAN_BASELINE,
+    &FLUSH_TIME_BOUND,
+];
+
+/// `documented_error_bound` (C1): a reader that skips misses at most
+/// `MEMCG_CHARGE_BATCH * nr_cpus` pages.
+///
+/// mm/memcontrol.c (since 11192d9c124d): stats "will be out of sync by
+/// atmost (MEMCG_CHARGE_BATCH * nr_cpus) but only for 2 seconds".
+pub static DOCUMENTED_ERROR_BOUND: Def = Def {
+    name: "documented_error_bound",
+    claim: "a reader that skips the flush misses at most MEMCG_CHARGE_BATCH * nr_cpus pages",
+    source: "mm/memcontrol.c, C1",
+    decided_by: "shuttle/std: staleness in execution order; not run under loom, where a relaxed \
+                 atomic_read may return an older threshold than execution order shows",
+    backends: IN_EXECUTION_ORDER,
+    applies: |_| true,
+    unchecked: checked,
+    coverage: Event::StaleNoFlush,
+    race_needs_skip: false,
+    refutable: true,
+    check: Check::Flush(|ctx, at| {
+        let At::Skipped { actor, memcg } = *at else {
+            return None;
+        };
+        let documented = ctx.cfg.batch * ctx.cfg.cpus as i64;
+        let stale = ctx.ghost.staleness(memcg);
+        (ctx.sc && stale > documented).then(|| {
+            let split = ctx.ghost.split(gate_key(ctx, actor), memcg);
+            format!(
+                "documented_error_bound: a reader skipped the flush with {stale} pages missing from \
+                 memcg->vmstats.state (residue {}, counted {}, skipped {}, lost {}) > \
+                 MEMCG_CHARGE_BATCH * nr_cpus = {documented}",
+                split[0], split[1], split[2], split[3]
+            )
+        })
+    }),
+};
+
+/// The threshold domain `actor`'s gate last read.
+fn gate_key(ctx: &super::hooks::Ctx, actor: crate::vocab::Actor) -> Option<u8> {
+    ctx.ghost.gate_read(actor).and_then(|(k, _)| k)
+}
+
+/// `no_worse_than_baseline`: skipping never leaves more pages behind the
+/// threshold gate than v5.19's derived worst case on the same
+/// configuration (the quantitative form of 873f64b791a2's claim).
+pub static NO_WORSE_THAN_BASELINE: Def = Def {
+    name: "no_worse_than_baseline",
+    claim: "the pages the threshold gate answers for never exceed v5.19's derived worst case",
+    source: "the quantitative form of 873f64b791a2's claim",
+    decided_by: "shuttle/std: staleness in execution order; not run under loom, where a relaxed \
+                 atomic_read may return an older threshold than execution order shows",
+    backends: IN_EXECUTION_ORDER,
+    // The baseline is v5.19's derived worst case, a global-threshold bound.
+    applies: |s: &Subject| s.family == Family::Global,
+    unchecked: |s| {
+        (!s.cfg.non_negative()).then_some(
+            "no_worse_than_baseline: not checked, v5.19's worst case is derived for non-negative updates only",
+        )
+    },
+    coverage: Event::Skip,
+    race_needs_skip: true,
+    refutable: false,
+    check: Check::Flush(|ctx, at| {
+        let At::Skipped { actor, memcg } = *at else {
+            return None;
+        };
+        // With a flush section open, v5.19's reader would lose the trylock
+        // and read stale data whatever its gate said: only decisions with
+        // no flush running are comparable.
+        let b = ctx.baseline_since_reset?;
+        if !ctx.sc || !ctx.ghost.open.is_empty() {
+            return None;
+        }
+        let gated = ctx.ghost.gated(memcg);
+        (gated > b).then(|| {
+            let split = ctx.ghost.split(gate_key(ctx, actor), memcg);
+            format!(
+                "no_worse_than_baseline: a reader skipped the flush with {gated} pages behind the \
+                 threshold gate (residue {}, counted {}, skipped {}), more than the {b} \
+                 v5.19 can leave on this configuration",
+                split[0], split[1], split[2]
+            )
+        })
+    }),
+};
+
+/// `flush_time_bound` (C2, C16): with abstract time, no read misses an
+/// update older than `FLUSH_TIME`.
+pub static FLUSH_TIME_BOUND: Def = Def {
+    name: "flush_time_bound",
+    claim: "with abstract time, no read misses an update older than FLUSH_TIME",
+    source: "\"flush the stats every 2 seconds\", C2/C16",
+    decided_by: "shuttle: age in ticks, in execution order; abstract time runs under shuttle only",
+    backends: IN_EXECUTION_ORDER,
+    applies: |s| s.cfg.ticks > 0,
+    unchecked: checked,
+    coverage: Event::UpdateBehindFlusher,
+    race_needs_skip: false,
+    refutable: false,
+    check: Check::Flush(|ctx, at| {
+        let At::Read { .. } = *at else {
+            return None;
+        };
+        let age = ctx.ghost.stale_ticks();
+        (ctx.sc && ctx.cfg.ticks > 0 && age > FLUSH_TIME).then(|| {
+            format!(
+                "flush_time_bound: a read of memcg->vmstats.state misses an update written {age} ticks \
+                 earlier, more than FLUSH_TIME = {FLUSH_TIME}"
+            )
+        })
+    }),
+};

@@ -1,0 +1,496 @@
+//! The behavioural findings: what released kernels do that their comments
+//! or their users do not expect, each with fix candidates.
+
+use crate::explore::BackendName::{Loom, ShuttleDfs};
+use crate::observe::property::Property;
+use crate::protocol::per_memcg::fold_skew;
+
+use super::configs::*;
+
+use super::{Candidate, Claim, Class, Expected, Finding, Shown, Witness};
+
+/// C12's quote and source, shared by both of its findings.
+const C12: Claim = Claim {
+    quote: "If @memcg is already flushable then all its ancestors are flushable as well \
+            and also there is no need to increase stats_updates.",
+    source: "mm/memcontrol.c, memcg_rstat_updated(); Shakeel Butt, \"memcg: optimize \
+             memcg_rstat_updated\" (60cada258dfe), lore 20250410025752.92159-1-shakeel.butt@linux.dev",
+};
+
+const NO_BREAK: &str = "no early break: every level counts every update; the atomic add \
+     is skipped at a level already flushable, as v6.8-v6.15 skip it";
+const BREAK_IF_ANCESTORS: &str = "leave the walk at a flushable level only if every level \
+     above it is flushable too (one atomic_read() per ancestor, no RMW). Holds on \
+     c12-lost-flush's configurations; refuted on c12-fold-skew's larger one (the periodic \
+     flush racing): the DFS finds no_lost_flush violated, where the no-break candidate \
+     holds. In the 52-step trace explain prints, no break is taken; the flush resets the \
+     root's count after the child's +34 and +40 folded into it unflushed, and the twin's \
+     gate ends at 70, this one's at 0. Not analysed further: it may be the twin's \
+     placement of the reset rather than the candidate";
+const NO_REMOTE_RESET: &str = "the flush callback no longer zeroes another CPU's \
+     statc->stats_updates, so no count is erased between this_cpu_add_return() and \
+     this_cpu_xchg()";
+
+/// The candidates of `c12-lost-flush`, as its configurations judge them.
+const C12_FIXES: &[Candidate] = &[
+    Candidate {
+        variant: "v6.17-fix-no-break",
+        change: NO_BREAK,
+        expected: Expected::Fixes,
+    },
+    Candidate {
+        variant: "v6.17-fix-break-if-ancestors",
+        change: BREAK_IF_ANCESTORS,
+        expected: Expected::Fixes,
+    },
+    Candidate {
+        variant: "v6.17-fix-no-remote-reset",
+        change: NO_REMOTE_RESET,
+        expected: Expected::Refuted,
+    },
+];
+
+/// The same candidates as `c12-fold-skew`'s configurations judge them.
+const FOLD_SKEW_FIXES: &[Candidate] = &[
+    Candidate {
+        variant: "v6.17-fix-no-break",
+        change: NO_BREAK,
+        expected: Expected::Fixes,
+    },
+    Candidate {
+        variant: "v6.17-fix-break-if-ancestors",
+        change: BREAK_IF_ANCESTORS,
+        expected: Expected::Refuted,
+    },
+    Candidate {
+        variant: "v6.17-fix-no-remote-reset",
+        change: NO_REMOTE_RESET,
+        expected: Expected::Refuted,
+    },
+];
+
+const C12_VERSIONS: &str = "v6.16 to v7.1.5 (newest read), and the 2026 proposal";
+const C12_INTRODUCED: &str = "60cada258dfe (\"memcg: optimize memcg_rstat_updated\"), merged \
+     for v6.16 together with ff9798e05d33 (\"memcg: memcg_rstat_updated re-entrant safe \
+     against irqs\"); both in mm-stable on 2025-05-22 (lore \
+     20250522173518.68d11f41@canb.auug.org.au) [I: release]";
+
+const C12_ABSTRACTIONS: &str = "One statistic item; the v6.17 variant visits every memcg on \
+     every CPU (the rstat updated tree is modelled in the -tree variants, which keep the \
+     break); one context per CPU (no IRQ or NMI nesting inside memcg_rstat_updated()); \
+     atomic_t (v6.16-v7.0) and atomic_long_t (v7.1) are the same word; \
+     memcg_state_val_in_pages() is the identity (values are pages). v6.16's updater \
+     is v6.17's in the model: the llist of v6.17 changes the tree, not the walk.";
+
+/// The behavioural findings.
+pub(super) fn findings() -> Vec<Finding> {
+    vec![
+        Finding {
+            id: "c12-lost-flush",
+            subject: "memcg: the early break in memcg_rstat_updated() loses reader flushes",
+            class: Class::KernelBug,
+            claim: C12,
+            affected: C12_VERSIONS,
+            introduced: C12_INTRODUCED,
+            first: "v6.16",
+            last: "v7.1.5",
+            closed_by: None,
+            witness: Witness {
+                variant: "v6.17",
+                cfg: c12_witness,
+                command: "flushcheck explain --variant v6.17 --property no_lost_flush \
+                          --backend shuttle-random --cpus 1 --batch 2 --updates 3 --val 2 \
+                          --tree 0 --charge 1 --read 0 --readers 0 --periodic",
+                shown: Shown::Property {
+                    property: Property::NoLostFlush,
+                    backend: ShuttleDfs,
+                },
+                loom_bound: None,
+            },
+            larger: Some(c12_larger),
+            weak_memory: false,
+            mechanism: "A flush walks CPU 0 while CPU 0 is inside memcg_rstat_updated() for a \
+                 child. At the child the callback's remote WRITE_ONCE(statc->stats_updates, 0) \
+                 lands before CPU 0 counts its pages, at the root after: the child counts \
+                 pages the running flush has already folded, and the root's count of the same \
+                 pages is erased, rightly, since they are folded. The fault is the child's \
+                 surviving count: the child's atomic is now ahead of its parent's. One more \
+                 update makes the child flushable while the root is not, and from then on \
+                 every update of the child breaks at the child and never counts at the root. \
+                 The root's readers decide not to flush where the same walk without the break \
+                 counts enough to flush. The skew needs no race (c12-fold-skew); this is one \
+                 way to make it.",
+            impact: "A reader of an ancestor (memory.stat of a parent, reclaim of a parent, \
+                 the root) skips its flush while charges below keep landing in a flushable \
+                 child: it reads the ancestor's statistics stale until the periodic flush or \
+                 until something flushes the child.",
+            magnitude: "Everything charged below the flushable child until the next flush \
+                 that resets it: not bounded by MEMCG_CHARGE_BATCH * nr_cpus (64 * 64 = 4096 \
+                 pages, 16 MiB, on 64 CPUs); the periodic flush bounds it in time, 2 s if the \
+                 worker is on time.",
+            likelihood: "The racy form needs a flush walking the updating CPU inside one \
+                 memcg_rstat_updated() call, between two levels of the walk; the race-free \
+                 form (c12-fold-skew) only needs one CPU to charge two children of one parent, \
+                 which every busy hierarchy does.",
+            preconditions: "Callers run memcg_rstat_updated() with preemption off but \
+                 interrupts on (get_cpu()), and the flusher is on another CPU, so the window \
+                 is open on every SMP kernel. this_cpu_add_return() and this_cpu_xchg() are \
+                 atomic against the local CPU only (one instruction on x86, an LL/SC or LSE \
+                 sequence on arm64); the remote WRITE_ONCE() lands between them on both. No \
+                 weak memory is needed: the model shows it under sequential consistency.",
+            abstractions: C12_ABSTRACTIONS,
+            fixes: C12_FIXES,
+            bound: None,
+        },
+        Finding {
+            id: "c12-fold-skew",
+            subject: "memcg: C12 is false without any race; the break then loses flushes",
+            class: Class::KernelBug,
+            claim: C12,
+            affected: C12_VERSIONS,
+            introduced: C12_INTRODUCED,
+            first: "v6.16",
+            last: "v7.1.5",
+            closed_by: None,
+            witness: Witness {
+                variant: "v6.17",
+                cfg: fold_skew,
+                command: "flushcheck --variant v6.17 --entry memcg-fold-skew --cells",
+                shown: Shown::Property {
+                    property: Property::NoLostFlush,
+                    backend: ShuttleDfs,
+                },
+                loom_bound: None,
+            },
+            larger: Some(fold_skew_larger),
+            weak_memory: false,
+            mechanism: "Each level folds its own per-CPU counter into its atomic when that \
+                 counter reaches MEMCG_CHARGE_BATCH, and a parent's counter also takes its \
+                 other children's charges, so the levels fold at different points. With \
+                 n = 1 and a batch of 64: child +30, sibling +34 (the parent's counter \
+                 reaches 64 and folds: parent 64), child +40 (the child's reaches 70 and \
+                 folds: child 70 > 64, flushable; parent 64, not). Every later charge of the \
+                 child breaks at the child; the next +30 never reaches the parent, whose \
+                 readers do not flush where v6.15's walk folds 70 more into the parent \
+                 and flushes. One CPU, one interleaving: no race, no reset.",
+            impact: "As c12-lost-flush: a parent's readers skip flushes while a child \
+                 absorbs the charges; here deterministically, on the first fold skew.",
+            magnitude: "As c12-lost-flush; the skew itself is up to MEMCG_CHARGE_BATCH - 1 \
+                 pages per CPU per level (63 on x86-64 with 64-page batches), and once the \
+                 child is flushable the parent misses every later charge of the child's \
+                 subtree until a flush resets the child.",
+            likelihood: "High on any hierarchy whose children are charged on the same CPUs: \
+                 the skew is the normal state of the per-CPU counters, not a race.",
+            preconditions: "None beyond two memcgs charged under one parent on one CPU; no \
+                 interrupt, lock or memory-ordering assumption.",
+            abstractions: C12_ABSTRACTIONS,
+            fixes: FOLD_SKEW_FIXES,
+            bound: None,
+        },
+        Finding {
+            id: "tree-sb-lost-update",
+            subject:
+                "cgroup/rstat: the updater/flusher race loses an update from every later flush",
+            class: Class::KnownAccepted,
+            claim: Claim {
+                quote: "This is benign race and the subsequent flusher will flush those stats",
+                source: "Shakeel Butt, \"cgroup: explain the race between updater and \
+                         flusher\", lore 20250703200012.3734798-2-shakeel.butt@linux.dev \
+                         (and d8ef4b38cb69, Tejun Heo, v5.7: \"This may race leading to \
+                         temporary inaccuracies, which is fine\")",
+            },
+            affected: "v5.7 to v7.1.5 (memcg statistics ride rstat from v5.13, 2d146aa3aa84)",
+            introduced: "d8ef4b38cb69 (revert of 9a9e97b2f1f2's smp_mb() pair), v5.7",
+            first: "v5.7",
+            last: "v7.1.5",
+            closed_by: None,
+            witness: Witness {
+                variant: "v6.8-tree",
+                cfg: tree_sb,
+                command: "flushcheck explain --variant v6.8-tree --property \
+                          eventual_conservation --backend loom --cpus 1 --batch 1 --updates 2 \
+                          --val 1 --readers 0 --periodic --settle 2 --settle-update",
+                shown: Shown::Property {
+                    property: Property::EventualConservation,
+                    backend: Loom,
+                },
+                loom_bound: Some(2),
+            },
+            larger: Some(tree_sb_larger),
+            weak_memory: true,
+            mechanism: "Store buffering: the updater writes its per-CPU counter, then reads \
+                 updated_next (lnode.next from v6.17) and finds the memcg on the tree; the \
+                 flusher unlinks the memcg, then reads the counter without the new value. \
+                 Each read misses the other's write, so the memcg is off the tree with an \
+                 update nobody folded. No later flush visits it; the next update of that \
+                 memcg on that CPU re-links it and the flush after folds both.",
+            impact: "A memcg's statistics stay short by one update for as long as that memcg \
+                 is not charged again on that CPU: an idle cgroup keeps the error \
+                 indefinitely, through any number of flushes, memory.stat reads included.",
+            magnitude: "One update per (memcg, CPU) race: a page, or a huge page (512 pages) \
+                 for THP statistics; it does not grow with time but does not decay either.",
+            likelihood: "Low per update (it needs the store to sit in the store buffer across \
+                 the flusher's unlink and read), but every update on the fast path is exposed.",
+            preconditions: "Weak memory only: x86-TSO allows it too, since the kernel's \
+                 __this_cpu_add() is a plain add (no lock prefix), as do arm64 and POWER. \
+                 No interrupt or lock assumption; the per-CPU lock (v5.7-v6.16) covers only \
+                 the slow path, and the llist (v6.17 on) takes none.",
+            abstractions: "loom's C11 model stands for LKMM (the litmus test below is the \
+                 race alone); the model's update is one fetch_add (a lock-prefixed \
+                 instruction on x86, which is why std on x86 cannot show it); one statistic \
+                 item; the per-CPU tree has one word per node (updated_children not modelled).",
+            fixes: &[
+                Candidate {
+                    variant: "v6.8-tree-mb",
+                    change: "9a9e97b2f1f2's smp_mb() pair back: before the updater's \
+                             updated_next test and after the flusher's unlink",
+                    expected: Expected::Fixes,
+                },
+                Candidate {
+                    variant: "v6.17-tree-mb",
+                    change: "the same pair in v6.17's form: before the llist_on_list() test \
+                             and after init_llist_node() in css_process_update_tree(), as the \
+                             2025 comments describe",
+                    expected: Expected::Fixes,
+                },
+            ],
+            bound: None,
+        },
+        Finding {
+            id: "death-lost-page",
+            subject: "memcg: a page charged while its memcg dies is lost from every ancestor",
+            class: Class::FixedUpstream,
+            claim: Claim {
+                quote: "After this function returns, all cgroups in the subtree have \
+                        up-to-date ->stat",
+                source: "kernel/cgroup/rstat.c, kerneldoc of cgroup_rstat_flush() \
+                         (css_rstat_flush() from v6.16)",
+            },
+            affected: "v5.13 (memcg on rstat) to v6.15 [I]; the model reads the v6.6.9 and \
+                       v6.14.0 release paths",
+            introduced: "2d146aa3aa84 (\"mm: memcontrol: switch to rstat\"), v5.13, on \
+                         rstat's css release path (list_del_rcu of rstat_css_node, v4.18)",
+            first: "v5.13",
+            last: "v6.15",
+            closed_by: Some(
+                "v6.16: 5da3bfa029d6, \"cgroup: use separate rstat trees for each \
+                 subsystem\", whose css_rstat_exit() flushes the css with its callback at \
+                 free [I]",
+            ),
+            witness: Witness {
+                variant: "v6.8-life",
+                cfg: life_child,
+                command: "flushcheck lifetime --witness \
+                          v6.8-life:stats_survive_death:shuttle-dfs:life-child",
+                shown: Shown::Property {
+                    property: Property::StatsSurviveDeath,
+                    backend: ShuttleDfs,
+                },
+                loom_bound: None,
+            },
+            larger: Some(life_parent),
+            weak_memory: false,
+            mechanism: "CPU 0 counts a page in the child's per-CPU state through the objcg \
+                 under rcu_read_lock(), then stalls before cgroup_rstat_updated() links the \
+                 child on its tree. Meanwhile rmdir takes the child offline, the last \
+                 reference goes and css_release_work_fn()'s cgroup_rstat_flush() finds the \
+                 child on no tree; list_del_rcu(&css->rstat_css_node) then removes the memcg \
+                 callback. CPU 0 links the child after all. cgroup_rstat_exit() at free \
+                 unlinks it without calling the callback, and the child is freed with the \
+                 page in its per-CPU counter.",
+            impact: "The parent's and every ancestor's hierarchical statistics (memory.stat, \
+                 memory.current is not affected) miss the page for good; when the page is \
+                 later uncharged from the parent it reparented to, the ancestors' counters go \
+                 below the truth (reads clamp at 0).",
+            magnitude: "One update per CPU caught in the window per dying memcg: a page, or \
+                 a huge page (512 pages, 2 MiB); permanent, but not repeated.",
+            likelihood: "Low: an rmdir of the memcg while a charge through its objcg is in \
+                 flight, and a stall of that CPU long enough for offline, the last put and \
+                 the release flush.",
+            preconditions: "The stall: in the model CPU 0 waits on the per-CPU rstat lock \
+                 while the release flush takes it first, which a fair queued spinlock makes \
+                 unlikely; in the kernel the same window is an interrupt, an NMI or a vCPU \
+                 preemption between __this_cpu_add() and the tree insertion (callers disable \
+                 preemption, not always interrupts). Sequential consistency suffices.",
+            abstractions: "One CPU, one page; the objcg charge path and the folio path; \
+                 cgroup_mutex and the work queues are not modelled (the release and free run \
+                 on the rmdir thread, the grace period is synchronize_rcu()); the v6.8 \
+                 statistics path stands for v5.13-v6.15's (the same release lines).",
+            fixes: &[Candidate {
+                variant: "v6.8-life-fix-del-at-free",
+                change: "list_del_rcu(&css->rstat_css_node) moves from the release to \
+                         cgroup_rstat_exit(), after its flush: every flush until the free runs \
+                         the memcg's callback, as per-css rstat does from v6.16",
+                expected: Expected::Fixes,
+            }],
+            bound: None,
+        },
+        Finding {
+            id: "quiescent-read-zero",
+            subject: "memcg: a read after quiescence returns 0 with 65 pages charged",
+            class: Class::KnownAccepted,
+            claim: Claim {
+                quote: "TFAIL: rss is 0, 266240 expected",
+                source: "LTP memcg_stat_rss on cgroup v1, reported January 2025 (Oracle); \
+                         8d59d2214c23's message accepts an error margin \"NR_CPUS * \
+                         MEMCG_CHARGE_BATCH * NR_MEMCGS\"",
+            },
+            affected: "v6.8 to v7.1.5",
+            introduced: "8d59d2214c23 (\"mm: memcg: make stats flushing threshold \
+                         per-memcg\") with 7d7ef0a4686a, v6.8",
+            first: "v6.8",
+            last: "v7.1.5",
+            closed_by: None,
+            witness: Witness {
+                variant: "v6.8",
+                cfg: b9,
+                command: "flushcheck explain --variant v6.8 --property quiescent_read_exact \
+                          --backend shuttle-random --cpus 2 --batch 64 --updates 1 --val \
+                          200,65 --tree 0,0 --charge 1,2 --read 2 --readers 0 --no-periodic",
+                shown: Shown::Property {
+                    property: Property::QuiescentReadExact,
+                    backend: ShuttleDfs,
+                },
+                loom_bound: None,
+            },
+            larger: Some(b9_larger),
+            weak_memory: false,
+            mechanism: "Each memcg gates its readers on its own count: memcg 2's atomic holds \
+                 65 <= 64 * 2, so reading memcg 2 does not flush, although the root's count, \
+                 265, is above the trigger. v5.16-v6.7's global threshold, pushed over by the \
+                 sibling, made the same read flush and return 65.",
+            impact: "A read of a small cgroup's statistics after its charges completed returns \
+                 the value before them (0 here) until the periodic flush: tests and tools that \
+                 charge and then read fail.",
+            magnitude: "Up to 64 * nr_cpus pages per memcg: 8192 pages (32 MiB) on 128 CPUs, \
+                 the test_memcg_sock failure of B10; for 2 s, longer when the periodic worker \
+                 is late (B11).",
+            likelihood: "Certain for a memcg whose unflushed charges stay below the trigger.",
+            preconditions: "None: every interleaving shows it (a read after quiescence).",
+            abstractions: "One statistic item; memory.stat reads are modelled as \
+                 mem_cgroup_flush_stats() then memcg_page_state() of one memcg.",
+            fixes: &[Candidate {
+                variant: "v6.8-fix-gate-or-root",
+                change: "a reader also flushes its subtree when the root's count is above the \
+                         trigger (one more atomic_read() on the read path; the hot path is \
+                         v6.8's). It does not cover a flush in flight: with the periodic \
+                         flush walking CPU 1 before its charge and resetting the counts at \
+                         the end, the read still returns 0 (explain finds it on the witness \
+                         with --periodic; the reset of counts a flush did not fold, c10-bound)",
+                expected: Expected::Fixes,
+            }],
+            bound: None,
+        },
+        Finding {
+            id: "b7-skipped-flusher",
+            subject: "memcg: a flusher that skips returns data missing every update",
+            class: Class::FixedUpstream,
+            claim: Claim {
+                quote: "We always flush the entire tree, so concurrent flushers can just skip",
+                source: "mm/memcontrol.c, do_flush_stats(); Yosry Ahmed, 3cd9992b9302 \
+                         (\"memcg: replace stats_flush_lock with an atomic\"), v6.4",
+            },
+            affected: "v5.15 to v6.7 (the trylock losers of v5.15-v6.3, the \
+                       stats_flush_ongoing losers of v6.4-v6.7)",
+            introduced: "aa48e47e3906 (\"memcg: infrastructure to flush memcg stats\"), v5.15",
+            first: "v5.15",
+            last: "v6.7",
+            closed_by: Some(
+                "v6.8: 7d7ef0a4686a (\"mm: memcg: restore subtree stats flushing\"): nobody skips",
+            ),
+            witness: Witness {
+                variant: "v6.4",
+                cfg: b7,
+                command: "flushcheck bounds --exhaustive --custom --variant v6.4 --cpus 1 \
+                          --batch 1 --updates 2 --val 1 --readers 1 --periodic --witness",
+                shown: Shown::SkippedFlush,
+                loom_bound: None,
+            },
+            larger: Some(b7_larger),
+            weak_memory: false,
+            mechanism: "A reader's gate reads the threshold above num_online_cpus() and \
+                 decides to flush; before its atomic_xchg(&stats_flush_ongoing, 1) the \
+                 periodic work takes the flag. The reader returns at once and reads the \
+                 aggregate before that flush's walk has folded anything.",
+            impact: "A reader that decided the statistics were stale enough to flush (a \
+                 memory.stat read, reclaim) reads them unflushed anyway.",
+            magnitude: "Every update since the previous flush's walk passed its CPU: up to \
+                 2 s of charges on every CPU, more with a late worker; not bounded by \
+                 MEMCG_CHARGE_BATCH * nr_cpus.",
+            likelihood: "Whenever two flushers overlap: the periodic work and a reader, or \
+                 readers under memory pressure (B12).",
+            preconditions: "None beyond two flushers at once.",
+            abstractions: "Flushes take less than a tick; the walk holds cgroup_rstat_lock \
+                 throughout (the kernel may drop it between CPUs).",
+            fixes: &[Candidate {
+                variant: "v6.4-fix-flushers-wait",
+                change: "a flusher that finds another flush in progress waits for it and \
+                         then flushes itself, the rule 7d7ef0a4686a made in v6.8",
+                expected: Expected::Fixes,
+            }],
+            bound: None,
+        },
+        Finding {
+            id: "weak-triggered-read",
+            subject: "cgroup/rstat: a flush the count triggered can read none of its pages",
+            class: Class::KernelBug,
+            claim: Claim {
+                quote: "After this function returns, all cgroups in the subtree have \
+                        up-to-date ->stat",
+                source: "kernel/cgroup/rstat.c, kerneldoc of css_rstat_flush() (v6.17 on)",
+            },
+            affected: "v6.17 to v7.1.5 (the llist form); before, the per-CPU lock orders a \
+                       memcg's first insertion and only tree-sb-lost-update remains",
+            introduced: "1257b8786ac6..8dcb0ed834a3 (the nmi-safe css_rstat_updated() on a \
+                         per-CPU llist, \"Applied to cgroup/for-6.17\"), v6.17",
+            first: "v6.17",
+            last: "v7.1.5",
+            closed_by: None,
+            witness: Witness {
+                variant: "v6.17-tree",
+                cfg: trigger,
+                command: "flushcheck findings --replay weak-triggered-read",
+                shown: Shown::TriggeredRead,
+                loom_bound: None,
+            },
+            larger: Some(trigger_larger),
+            weak_memory: true,
+            mechanism: "CPU 0 charges memcg 2 twice; the first charge puts it on CPU 0's \
+                 llist with llist_add(), then both fold into memcg 1's count (4 > 2). The \
+                 reader of memcg 1 reads that count with a relaxed atomic_read(), decides to \
+                 flush, and css_process_update_tree() loads the llist head with \
+                 smp_load_acquire(): nothing orders the relaxed read before that load, so the \
+                 flush can see an empty list although the count it read was added after the \
+                 insertion. It runs no callback, resets no count, and the reader reads 0.",
+            impact: "The reader whose flush the count triggered (memory.stat, reclaim of the \
+                 parent) reads none of the pages that triggered it; nothing is lost: the \
+                 counts stay, and the next flush folds them.",
+            magnitude: "Up to the whole trigger for that one read: 64 * nr_cpus pages (16 MiB \
+                 on 64 CPUs), in every memcg of the subtree.",
+            likelihood: "Low: the reader's load of the count must be satisfied before its \
+                 load of the list head is, which needs load-load reordering.",
+            preconditions: "Weak memory only, and only where loads may be reordered with \
+                 loads: arm64 and POWER; x86 keeps loads in order. The smp_mb() pair of \
+                 tree-sb-lost-update does not remove it: it orders the updater's counter \
+                 before its list test, not the reader's count read before the flush.",
+            abstractions: "loom's C11 model; smp_rmb() is modelled as an acquire fence, which \
+                 also orders the earlier loads before later stores (stronger than LKMM's); \
+                 one context per CPU.",
+            fixes: &[
+                Candidate {
+                    variant: "v6.17-tree-mb-rmb",
+                    change: "the smp_mb() pair, and smp_rmb() after the reader's \
+                             atomic_read() of vmstats->stats_updates",
+                    expected: Expected::Fixes,
+                },
+                Candidate {
+                    variant: "v6.17-tree-mb-acquire",
+                    change: "the smp_mb() pair, and the reader's count read with \
+                             atomic_read_acquire() (smp_load_acquire())",
+                    expected: Expected::Fixes,
+                },
+            ],
+            bound: None,
+        },
+    ]
+}

@@ -1,0 +1,304 @@
+//! The wrong bounds: documented or reviewed error bounds that the model's
+//! exhaustive searches exceed, each with the exact bound as a corrected
+//! comment, its derivation (check/derived.rs computes it) and the search
+//! that confirms it. None calls for a code change.
+
+use crate::config::Config;
+use crate::explore::BackendName::{ShuttleDfs, ShuttleRandom};
+use crate::observe::property::Property;
+
+use super::{Claim, Class, CorrectedBound, Finding, Shown, Witness};
+
+fn c1() -> Config {
+    Config {
+        cpus: 2,
+        batch: 2,
+        updates: 3,
+        vals: vec![1],
+        readers: 1,
+        reads: 1,
+        periodic: false,
+        ..Config::default()
+    }
+}
+
+fn c10() -> Config {
+    Config {
+        cpus: 1,
+        batch: 2,
+        updates: 5,
+        vals: vec![2],
+        readers: 1,
+        reads: 2,
+        periodic: true,
+        tree: vec![0],
+        charge: vec![1],
+        read: vec![0],
+        ..Config::default()
+    }
+}
+
+fn c14() -> Config {
+    Config {
+        cpus: 1,
+        batch: 2,
+        updates: 3,
+        vals: vec![2],
+        readers: 0,
+        periodic: true,
+        tree: vec![0],
+        charge: vec![1],
+        read: vec![0],
+        ..Config::default()
+    }
+}
+
+fn c18() -> Config {
+    Config {
+        cpus: 1,
+        batch: 1,
+        updates: 2,
+        vals: vec![1],
+        readers: 1,
+        reads: 1,
+        periodic: false,
+        ..Config::default()
+    }
+}
+
+const PER_MEMCG: &str = "At a decision not to flush memcg m: residue <= s per CPU (what \
+     its counter holds below the batch plus the update in flight between __this_cpu_add() \
+     and the atomic add of its fold, s = ceil(B / v) * v), counted <= floor(T / s) * s, \
+     skipped = 0 (v6.8's skip and v6.17's break act only above T, and only a reset lowers \
+     the atomic); for 1-page updates T + n * B. check/derived.rs derives it for a flat \
+     tree and one value per CPU. A flush that races the updates resets counts of pages it did not \
+     fold (the threshold reset after the walk up to v6.7, the callbacks' resets from v6.8): \
+     those pages are behind no count, so no bound in MEMCG_CHARGE_BATCH and nr_cpus covers \
+     them; only the periodic flush does, in time.";
+
+/// The wrong bounds.
+pub(super) fn findings() -> Vec<Finding> {
+    vec![
+        Finding {
+            id: "c1-bound",
+            subject: "memcg: the documented stats error bound is exceeded without any race",
+            class: Class::CommentInaccuracy,
+            claim: Claim {
+                quote: "will let stats be out of sync by atmost (MEMCG_CHARGE_BATCH * \
+                        nr_cpus) but only for 2 seconds",
+                source: "mm/memcontrol.c, comment \"memcg and lruvec stats flushing\"; \
+                         11192d9c124d (\"memcg: flush stats only if updated\"), Shakeel Butt",
+            },
+            affected: "v5.16 to v7.1.5 (the comment is unchanged)",
+            introduced: "11192d9c124d, v5.16 (also 5.15.y)",
+            first: "v5.16",
+            last: "v7.1.5",
+            closed_by: None,
+            witness: Witness {
+                variant: "v6.0",
+                cfg: c1,
+                command: "flushcheck bounds --custom --cpus 2 --batch 2 --updates 3 --val 1 \
+                          --no-periodic --variant v6.0 --witness",
+                shown: Shown::Property {
+                    property: Property::DocumentedErrorBound,
+                    backend: ShuttleDfs,
+                },
+                loom_bound: None,
+            },
+            larger: None,
+            weak_memory: false,
+            mechanism: "A batch is counted only when the per-CPU count exceeds \
+                 MEMCG_CHARGE_BATCH (v5.16-v6.7), so each counted unit stands for up to \
+                 B + 1 pages and the threshold may hold n units without triggering a reader, \
+                 while each CPU holds up to B + 1 more pages between \
+                 __this_cpu_add_return() and atomic_add(). On 2 CPUs with B = 2 a reader \
+                 skips with 6 pages missing against a documented 4.",
+            impact: "The comment understates the staleness a reader that skips its flush \
+                 can see: by more than twice, and by any amount with huge pages or a racing \
+                 flush.",
+            magnitude: "v5.16-v6.7 with 1-page updates: 2 * n * (B + 1), 8320 pages against \
+                 the documented 4096 on 64 CPUs at B = 64; v6.8 on: 2 * n * B, 8192 pages.",
+            likelihood: "The bound is reached only by an adversarial schedule; exceeding the \
+                 documented figure needs no race.",
+            preconditions: "None (sequential consistency, no race for the 2 * n * (B + 1) \
+                 part).",
+            abstractions: "One statistic item; 1-page updates unless stated.",
+            fixes: &[],
+            bound: Some(CorrectedBound {
+                comment: "Flushing on the reader side only above the threshold lets the \
+                    stats be out of sync, when no flush races the read, by at most \
+                    2 * nr_cpus * (MEMCG_CHARGE_BATCH + 1) pages for 1-page updates (v5.16 \
+                    to v6.7; 2 * nr_cpus * MEMCG_CHARGE_BATCH from v6.8), plus nr_cpus times \
+                    the largest update for huge pages; a flush racing the updates can leave \
+                    anything written during its walk out of sync until the next flush.",
+                derivation: "At a decision not to flush: residue <= n * s (every CPU between \
+                    __this_cpu_add_return() and atomic_add(), s <= B + max val), counted <= \
+                    floor(n / u) * s (at most n units of u = s / B each), skipped = 0 (a skip \
+                    reads a threshold above n; only a reset lowers it); for 1-page updates \
+                    s = B + 1, u = 1: 2 * n * (B + 1). check/derived.rs enumerates the \
+                    per-CPU states for any configuration.",
+                confirm: "flushcheck bounds --exhaustive --variant v5.19,v6.0",
+            }),
+        },
+        Finding {
+            id: "c10-bound",
+            subject: "memcg: the per-memcg error margin of 8d59d2214c23 does not bound the error",
+            class: Class::CommentInaccuracy,
+            claim: Claim {
+                quote: "increases from NR_CPUS * MEMCG_CHARGE_BATCH to NR_CPUS * \
+                        MEMCG_CHARGE_BATCH * NR_MEMCGS",
+                source: "commit message of 8d59d2214c23 (\"mm: memcg: make stats flushing \
+                         threshold per-memcg\"), Yosry Ahmed, v6.8-rc1",
+            },
+            affected: "v6.8 to v7.1.5",
+            introduced: "8d59d2214c23, v6.8",
+            first: "v6.8",
+            last: "v7.1.5",
+            closed_by: None,
+            witness: Witness {
+                variant: "v6.8",
+                cfg: c10,
+                command: "flushcheck explain --variant v6.8 --property per_memcg_error_bound \
+                          --backend shuttle-random --cpus 1 --batch 2 --updates 5 --val 2 \
+                          --tree 0 --charge 1 --read 0 --reads 2",
+                shown: Shown::Property {
+                    property: Property::PerMemcgErrorBound,
+                    backend: ShuttleRandom,
+                },
+                loom_bound: None,
+            },
+            larger: None,
+            weak_memory: false,
+            mechanism: "The callbacks reset a memcg's counts mid-walk: charges landing \
+                 during a flush, on CPUs the walk has passed, are counted and then reset \
+                 without being folded. On one CPU and two memcgs a reader of the root skips \
+                 with 6 pages missing against 1 * 2 * 2 = 4.",
+            impact: "The margin quoted for the per-memcg thresholds understates a reader's \
+                 staleness; pages reset by a racing flush are behind no count at all.",
+            magnitude: "Per memcg, T + n * B = 2 * n * B pages (8192 on 64 CPUs) when no flush \
+                 races; unbounded in n, B and NR_MEMCGS when one does (2 s with the periodic \
+                 worker on time).",
+            likelihood: "Any flush that overlaps charges (the periodic one every 2 s).",
+            preconditions: "A flush racing the charges; no weak memory.",
+            abstractions: "One statistic item; the periodic flush is the only time bound.",
+            fixes: &[],
+            bound: Some(CorrectedBound {
+                comment: "Per memcg, a reader that does not flush sees at most \
+                    MEMCG_CHARGE_BATCH * num_online_cpus() counted pages plus what each CPU \
+                    has not folded yet (up to MEMCG_CHARGE_BATCH - 1 plus the update in \
+                    flight): 2 * nr_cpus * MEMCG_CHARGE_BATCH for 1-page updates. Pages \
+                    charged during a flush that resets their count are bounded only by the \
+                    periodic flush.",
+                derivation: PER_MEMCG,
+                confirm: "flushcheck bounds --exhaustive --variant v6.8,v6.17",
+            }),
+        },
+        Finding {
+            id: "c14-bound",
+            subject: "memcg: stats_updates can reach twice nr_cpus * MEMCG_CHARGE_BATCH",
+            class: Class::CommentInaccuracy,
+            claim: Claim {
+                quote: "the max value stats_updates can get should be less than nr_cpus * \
+                        MEMCG_CHARGE_BATCH",
+                source: "commit message of \"memcg: make memcg_rstat_updated nmi safe\" \
+                         (3ac4638a734a), Shakeel Butt, lore \
+                         20250519063142.111219-6-shakeel.butt@linux.dev",
+            },
+            affected: "v6.16 to v7.0 (the atomic_t it justified; v7.1 widened it to \
+                       atomic_long_t)",
+            introduced: "3ac4638a734a, v6.16 [I]",
+            first: "v6.16",
+            last: "v7.0",
+            closed_by: Some("v7.1: the counter is atomic_long_t again"),
+            witness: Witness {
+                variant: "v6.17",
+                cfg: c14,
+                command: "flushcheck --variant v6.17 --backend shuttle-dfs --cpus 1 --batch 2 \
+                          --updates 3 --val 2 --tree 0 --charge 1 --read 0 --readers 0 \
+                          --property stats_updates_bound --cells",
+                shown: Shown::Property {
+                    property: Property::StatsUpdatesBound,
+                    backend: ShuttleDfs,
+                },
+                loom_bound: None,
+            },
+            larger: None,
+            weak_memory: false,
+            mechanism: "The counter has to exceed T = nr_cpus * MEMCG_CHARGE_BATCH for a \
+                 reader to flush, so the claim fails literally. Each CPU's last fold comes \
+                 after its last read of the atomic, which found at most T: every CPU can \
+                 read T, then every CPU adds one fold.",
+            impact: "None today: an int holds 2 * 4096 * 64 (4096 CPUs) easily; the \
+                 reasoning that narrowed the type is what is off.",
+            magnitude: "floor(T / s) * s + n * s for folds of s pages: T + n * B = \
+                 2 * nr_cpus * MEMCG_CHARGE_BATCH for 1-page updates (8192 on 64 CPUs), \
+                 T + n * (B - 1 + V) with huge pages of V.",
+            likelihood: "Reached when every CPU folds at once near the trigger.",
+            preconditions: "None (sequential consistency).",
+            abstractions: "One statistic item.",
+            fixes: &[],
+            bound: Some(CorrectedBound {
+                comment: "stats_updates stays below 2 * nr_cpus * MEMCG_CHARGE_BATCH for \
+                    1-page updates: every CPU may add one fold after reading a value at the \
+                    trigger (nr_cpus * MEMCG_CHARGE_BATCH); with huge pages of V pages, \
+                    nr_cpus * (MEMCG_CHARGE_BATCH - 1 + V) above the trigger.",
+                derivation: "Every fold but a CPU's last precedes that CPU's last read of \
+                    the atomic, which found at most T; so the atomic holds at most T in whole \
+                    folds plus one fold per CPU, and the schedule in which every CPU reads T \
+                    and then adds reaches it: floor(T / s) * s + n * s.",
+                confirm: "flushcheck bounds --exhaustive --variant v6.8,v6.17,scaled-2026",
+            }),
+        },
+        Finding {
+            id: "c18-bound",
+            subject: "memcg: the worst case of the scaled flush threshold is N pages higher",
+            class: Class::CommentInaccuracy,
+            claim: Claim {
+                quote: "N * (MEMCG_CHARGE_BATCH - 1) + vmstats_flush_threshold",
+                source: "review of Waiman Long's \"memcg: scale vmstats flush threshold\", \
+                         lore 20260319173752.1472864-1-longman@redhat.com (Waiman Long: \
+                         \"the worst case scenario can indeed be worse than that\")",
+            },
+            affected: "the 2026 proposal (not merged as of v7.1.5)",
+            introduced: "the 2026 proposal's review",
+            first: "none (unmerged)",
+            last: "none (unmerged)",
+            closed_by: None,
+            witness: Witness {
+                variant: "scaled-2026",
+                cfg: c18,
+                command: "flushcheck explain --variant scaled-2026 --property \
+                          documented_error_bound --cpus 1 --batch 1 --updates 2 --val 1 \
+                          --no-periodic --readers 1 --backend shuttle-random",
+                shown: Shown::Property {
+                    property: Property::DocumentedErrorBound,
+                    backend: ShuttleDfs,
+                },
+                loom_bound: None,
+            },
+            larger: None,
+            weak_memory: false,
+            mechanism: "A CPU can hold MEMCG_CHARGE_BATCH pages, not B - 1: the update in \
+                 flight between __this_cpu_add() and the fold's atomic add. One CPU, B = 1: \
+                 the first page folds (the atomic equals T = 1, not above), the second is \
+                 written, and a reader skips with 2 pages missing against 1.",
+            impact: "The proposal's review understates its worst case by N pages (more with \
+                 huge pages), and a racing flush removes any bound.",
+            magnitude: "T + N * B for 1-page updates: 64 pages over the claim on 64 CPUs; \
+                 T + N * (B - 1 + V) with huge pages of V: N * V over the claim.",
+            likelihood: "An adversarial schedule reaches it; exceeding the claim needs one \
+                 update in flight per CPU.",
+            preconditions: "None (sequential consistency).",
+            abstractions: "One statistic item.",
+            fixes: &[],
+            bound: Some(CorrectedBound {
+                comment: "With the scaled threshold T, a reader that does not flush sees at \
+                    most T + N * MEMCG_CHARGE_BATCH pages out of sync for 1-page updates \
+                    (T + N * (MEMCG_CHARGE_BATCH - 1 + V) with huge pages of V), when no \
+                    flush races the read.",
+                derivation: PER_MEMCG,
+                confirm: "flushcheck bounds --exhaustive --variant scaled-2026,scaled-2026-sqrt",
+            }),
+        },
+    ]
+}

@@ -1,0 +1,481 @@
+//! A memcg's death: offline, release and free (kernel/cgroup/cgroup.c,
+//! mm/memcontrol.c), racing updaters that reach the memcg through an
+//! RCU-protected pointer and a flusher (docs/model.md, section 11).
+//!
+//! The statistics path is the v6.8 lineage's code with the updated tree
+//! ([`crate::protocol::per_memcg::rstat_tree`], [`crate::protocol::per_memcg::rstat_llist`]), with
+//! the barrier pair in (`-mb`), so that the tree's own store-buffering loss
+//! (docs/findings.md section 15) does not mask a loss at death. Two forms of
+//! the lifetime steps (docs/model.md, section 11, with the kernel functions):
+//!
+//! | step | [`V6_8Life`] (v4.18-v6.14, so v6.0 too) | [`V7_1Life`] (v6.17-v7.1.5) |
+//! |---|---|---|
+//! | offline | `memcg_reparent_objcgs()`: `objcg->memcg = parent` | same (cgroup v2) |
+//! | release (refcount 0) | `cgroup_rstat_flush(cgrp)`, then `list_del_rcu(&css->rstat_css_node)` | `css_rstat_flush(css)` |
+//! | `queue_rcu_work()` | a grace period | a grace period |
+//! | free | `cgroup_rstat_exit()`: a flush that no longer calls the memcg callback, the tree check, free | `css_rstat_exit()`: `css_rstat_flush(css)` again, the tree check, free |
+//! | then | `css_put(parent)` | `css_put(parent)` |
+//!
+//! An updater charges through the objcg path: `rcu_read_lock()`,
+//! `memcg = obj_cgroup_memcg(objcg)`, `__mod_memcg_state(memcg)`,
+//! `rcu_read_unlock()`, holding no reference on the memcg.
+//!
+//! NOTE(kernel): "free" marks the memcg freed for the observers and stores a
+//! poison value into its atomics (so that loom orders the free against every
+//! access, as loom's DPOR would otherwise treat free and use as
+//! independent); the memory lives until the execution
+//! ends. The release and free work run on the thread that queued them
+//! ([`WorkQueue`]); `queue_rcu_work()` is `synchronize_rcu()` before the
+//! work, which is the ordering the work queue gives. [`V7_1LifeV1`] adds
+//! v7.1's cgroup v1 steps (redirection to the nearest live ancestor, offline
+//! after a grace period with forced flushes); the v2 forms keep v6.17-v7.0's
+//! offline timing.
+
+use crate::config::Config;
+use crate::kernel::rcu::{
+    rcu_access_pointer, rcu_assign_pointer, rcu_dereference, rcu_read_lock, rcu_read_unlock,
+    synchronize_rcu, Rcu, RcuDefect, RcuFlavor, RcuPointer, RcuThread,
+};
+use crate::kernel::{
+    atomic_add_return, read_once, spin_lock, spin_unlock, Atomic, LockName, SpinLock, Var,
+};
+use crate::protocol::memcg::ROOT_MEM_CGROUP;
+use crate::protocol::per_memcg::rstat::RstatTree;
+use crate::protocol::per_memcg::rstat_llist::{self, TreeV6_17};
+use crate::protocol::per_memcg::rstat_tree::{self, TreeV6_8};
+use crate::protocol::per_memcg::v6_8::{Memcontrol, State};
+use crate::vocab::obs::{LifeEvent, Obs};
+use crate::vocab::Platform;
+
+/// The memcg under the root that the scenario may remove.
+pub const PARENT: u8 = 1;
+/// The memcg that dies, a child of [`PARENT`].
+pub const CHILD: u8 = 2;
+
+/// What the poisoned atomics of a freed memcg hold.
+pub const POISON: i64 = -0x6b6b;
+
+/// A memcg's `struct cgroup_subsys_state` as its death sees it.
+pub struct CssState<P: Platform> {
+    /// `css->refcnt` (a percpu_ref in atomic mode once killed at offline).
+    pub refcnt: Atomic<P>,
+    /// Whether the css is on its cgroup's `rstat_css_list` (v4.18-v6.14;
+    /// `list_del_rcu()` at release).
+    pub rstat_css_node: Atomic<P>,
+    /// `css->online_cnt`: 1 plus the children still online; a css goes
+    /// offline only after all its children have.
+    pub online_cnt: Atomic<P>,
+    /// `CSS_DYING` in `css->flags`, set by `kill_css()`.
+    ///
+    /// NOTE(kernel): set in every version; the model sets it only in the
+    /// form that reads it (cgroup v1 in v7.1), so the other forms' searches
+    /// carry no operation nobody observes.
+    pub dying: Atomic<P>,
+}
+
+/// The kernel state of one lifetime execution: the v6.8-lineage statistics
+/// state and its updated tree, RCU, the objcg the updaters charge through,
+/// and each memcg's css.
+pub struct Life<P: Platform> {
+    /// Statistics state (memcgs 0 = root, [`PARENT`], [`CHILD`]).
+    pub mm: State<P>,
+    /// RCU.
+    pub rcu: Rcu<P>,
+    /// `objcg->memcg`: where the updaters' charges go.
+    pub objcg: RcuPointer<P>,
+    /// `objcg_lock`, which serialises reparenting.
+    pub objcg_lock: SpinLock<P>,
+    /// The css of each memcg.
+    pub css: Vec<CssState<P>>,
+}
+
+fn css_name(field: &'static str, m: u8) -> Var {
+    Var::Css { memcg: m, field }
+}
+
+impl<P: Platform> Life<P> {
+    /// Every memcg online with one reference (the child's reference on its
+    /// parent added), the objcg pointing at [`CHILD`].
+    ///
+    /// `folio_refs` more references on [`CHILD`] are held by charged folios.
+    pub fn new(
+        env: crate::protocol::wing::Env<P>,
+        flavor: RcuFlavor,
+        defect: RcuDefect,
+        folio_refs: i64,
+    ) -> Self {
+        // Readers: the CPUs, the periodic work, main.
+        let threads = env.cfg.cpus + 2;
+        let mut mm = State::new(env);
+        mm.rstat = Some(RstatTree::new(&mm.env.cfg));
+        let css = (0..mm.memcgs.len() as u8)
+            .map(|m| {
+                let children = (0..mm.memcgs.len() as u8)
+                    .filter(|c| mm.parent_mem_cgroup(*c) == Some(m))
+                    .count() as i64;
+                CssState {
+                    // The reference kill_css() holds until offline, plus one
+                    // from each child (put when the child is freed).
+                    refcnt: Atomic::new(
+                        css_name("refcnt", m),
+                        1 + children + if m == CHILD { folio_refs } else { 0 },
+                    ),
+                    rstat_css_node: Atomic::new(css_name("rstat_css_node", m), 1),
+                    online_cnt: Atomic::new(css_name("online_cnt", m), 1 + children),
+                    dying: Atomic::new(css_name("dying", m), 0),
+                }
+            })
+            .collect();
+        Life {
+            rcu: Rcu::new(flavor, threads, defect),
+            objcg: RcuPointer::new(
+                Var::Other {
+                    name: "objcg->memcg",
+                    cpu: None,
+                },
+                CHILD,
+            ),
+            objcg_lock: SpinLock::new(LockName::Other("objcg_lock")),
+            css,
+            mm,
+        }
+    }
+
+    /// The configuration the statistics state is built from: root, parent,
+    /// child.
+    pub fn config(cpus: usize) -> Config {
+        Config {
+            cpus,
+            batch: 64,
+            tree: vec![ROOT_MEM_CGROUP, PARENT],
+            periodic: false,
+            readers: 0,
+            ..Config::default()
+        }
+    }
+}
+
+/// The release work a thread has queued and will run when its current work
+/// is done.
+///
+/// NOTE(kernel): `cgroup_release_wq` and `cgroup_free_wq` run the work on
+/// worker threads, later; the model runs it on the thread that queued it,
+/// after that thread's current work (so a parent can go offline before its
+/// child's release runs, as in the kernel), which leaves out runs of the
+/// work concurrent with the rest of that thread's work.
+#[derive(Default, Debug)]
+pub struct WorkQueue(pub Vec<u8>);
+
+pub(crate) fn emit<P: Platform>(e: LifeEvent) {
+    P::emit(|| Obs::Life(e));
+}
+
+/// The lifetime steps, as default methods over the two forms' common code;
+/// a form or a mutant overrides the step it changes.
+pub trait Lifetime: Clone + Send + Sync + 'static {
+    /// Whether the form keeps `rstat_css_list` (v4.18-v6.14): the release
+    /// unlinks the css and later flushes skip its callback. The statistics
+    /// path follows: v6.8's updated tree with it, v6.17's llist without.
+    fn rstat_css_list(&self) -> bool {
+        false
+    }
+
+    /// Whether the memory controller is on cgroup v1 (v7.1's redirection of
+    /// updates to the nearest live ancestor, and its flushes at offline).
+    fn cgroup_v1(&self) -> bool {
+        false
+    }
+
+    /// Defects of the RCU implementation (mutants of the facade only).
+    fn rcu_defect(&self) -> RcuDefect {
+        RcuDefect::default()
+    }
+
+    /// `__mod_memcg_state()` of the form's statistics path.
+    fn __mod_memcg_state<P: Platform>(&self, life: &Life<P>, memcg: u8, val: i64) {
+        if self.rstat_css_list() {
+            TreeV6_8 { smp_mb_pair: true }.__mod_memcg_state(&life.mm, memcg, val);
+        } else {
+            TreeV6_17 { smp_mb_pair: true }.__mod_memcg_state(&life.mm, memcg, val);
+        }
+    }
+
+    /// A flush of `root`'s subtree (`cgroup_rstat_flush()` /
+    /// `css_rstat_flush()`): the callback of each memcg the tree yields,
+    /// unless the form keeps `rstat_css_list` and the css is off it.
+    fn cgroup_rstat_flush<P: Platform>(&self, life: &Life<P>, root: u8) {
+        if self.rstat_css_list() {
+            let listed = |m: u8| read_once(&life.css[m as usize].rstat_css_node) != 0;
+            let code = TreeV6_8 { smp_mb_pair: true };
+            rstat_tree::cgroup_rstat_flush_locked(&code, &life.mm, root, true, &listed);
+        } else {
+            let code = TreeV6_17 { smp_mb_pair: true };
+            rstat_llist::css_rstat_flush(&code, &life.mm, root, true);
+        }
+    }
+
+    /// The objcg charge path (`mod_objcg_mlstate()`): the memcg is found
+    /// and charged inside one read-side critical section.
+    fn mod_objcg_state<P: Platform>(&self, life: &Life<P>, th: &RcuThread, val: i64) {
+        let guard = rcu_read_lock(&life.rcu, th);
+        let memcg = rcu_dereference(&life.objcg);
+        emit::<P>(LifeEvent::Deref { memcg });
+        let memcg = self.mod_memcg_state(life, th, memcg, val);
+        rcu_read_unlock(guard);
+        emit::<P>(LifeEvent::Unlocked);
+        P::emit(|| Obs::UpdateDone { memcg, val });
+    }
+
+    /// `mod_memcg_state()`: on cgroup v1 in v7.1, first
+    /// `get_non_dying_memcg_start()` (under `rcu_read_lock()`, walk up while
+    /// `memcg_is_dying()`). Returns the memcg charged.
+    fn mod_memcg_state<P: Platform>(
+        &self,
+        life: &Life<P>,
+        th: &RcuThread,
+        memcg: u8,
+        val: i64,
+    ) -> u8 {
+        if !self.cgroup_v1() {
+            self.__mod_memcg_state(life, memcg, val);
+            return memcg;
+        }
+        let guard = rcu_read_lock(&life.rcu, th);
+        let mut m = memcg;
+        while crate::kernel::read_once(&life.css[m as usize].dying) != 0 {
+            m = life.mm.parent_mem_cgroup(m).expect("the root never dies");
+        }
+        self.__mod_memcg_state(life, m, val);
+        rcu_read_unlock(guard);
+        m
+    }
+
+    /// A charge through a reference the caller holds on `memcg` (a charged
+    /// folio's `memcg_data`), no RCU: only the reference keeps the memcg and,
+    /// through the memcg's own reference on its parent, its ancestors alive.
+    fn mod_folio_state<P: Platform>(&self, life: &Life<P>, th: &RcuThread, memcg: u8, val: i64) {
+        let memcg = self.mod_memcg_state(life, th, memcg, val);
+        P::emit(|| Obs::UpdateDone { memcg, val });
+    }
+
+    /// The folio's reference put (`css_put()` at uncharge), and any release
+    /// work that queues run on this thread.
+    fn folio_put<P: Platform>(&self, life: &Life<P>, th: &RcuThread, memcg: u8) {
+        let mut wq = WorkQueue::default();
+        self.css_put(life, &mut wq, memcg);
+        self.run_work(life, th, wq);
+    }
+
+    /// Run queued release work, and whatever it queues in turn.
+    fn run_work<P: Platform>(&self, life: &Life<P>, th: &RcuThread, mut wq: WorkQueue) {
+        while !wq.0.is_empty() {
+            let m = wq.0.remove(0);
+            self.css_release_work_fn(life, th, &mut wq, m);
+        }
+    }
+
+    /// A flush of the whole tree by a worker (the periodic work, or main's
+    /// final flush), walking the css lists under `rcu_read_lock()`.
+    ///
+    /// NOTE(kernel): the kernel holds `rcu_read_lock()` around each
+    /// cgroup's css-list walk; the model holds it around the whole flush,
+    /// which only makes grace periods wait longer.
+    fn flush_all<P: Platform>(&self, life: &Life<P>, th: &RcuThread) {
+        let guard = rcu_read_lock(&life.rcu, th);
+        self.cgroup_rstat_flush(life, ROOT_MEM_CGROUP);
+        rcu_read_unlock(guard);
+    }
+
+    /// `cgroup_rmdir()` of `memcg`: `kill_css()`, whose confirmation
+    /// (`css_killed_ref_fn()`) drops the css's own count in `online_cnt`;
+    /// the one that reaches 0 runs `css_killed_work_fn()`. Then the release
+    /// work this queued, and whatever that queues in turn.
+    fn rmdir<P: Platform>(&self, life: &Life<P>, th: &RcuThread, memcg: u8) {
+        let mut wq = WorkQueue::default();
+        if self.cgroup_v1() {
+            crate::kernel::write_once(&life.css[memcg as usize].dying, 1);
+        }
+        if atomic_add_return(-1, &life.css[memcg as usize].online_cnt) == 0 {
+            if self.cgroup_v1() {
+                // v7.1: css_killed_work_fn() runs as RCU work, after every
+                // updater that saw the memcg live has left its section.
+                synchronize_rcu(&life.rcu, th);
+            }
+            self.css_killed_work_fn(life, &mut wq, memcg);
+        }
+        self.run_work(life, th, wq);
+    }
+
+    /// `css_killed_work_fn()`: offline the css and put the reference the
+    /// kill held, then do the same for each ancestor whose last online child
+    /// this was ("do { offline_css(css); css_put(css); css = css->parent; }
+    /// while (css && atomic_dec_and_test(&css->online_cnt))").
+    ///
+    /// NOTE(kernel): under `cgroup_mutex`, which is not modelled: only the
+    /// thread that takes a count to 0 offlines, so no two offline one css.
+    fn css_killed_work_fn<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
+        let mut css = Some(memcg);
+        while let Some(m) = css {
+            self.mem_cgroup_css_offline(life, m);
+            self.css_put(life, wq, m);
+            css = life.mm.parent_mem_cgroup(m).filter(|p| {
+                *p != ROOT_MEM_CGROUP
+                    && atomic_add_return(-1, &life.css[*p as usize].online_cnt) == 0
+            });
+        }
+    }
+
+    /// `mem_cgroup_css_offline()` → `memcg_reparent_objcgs()`: objcgs of
+    /// `memcg` now charge its parent.
+    fn mem_cgroup_css_offline<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        let parent = life.mm.parent_mem_cgroup(memcg).expect("not the root");
+        spin_lock(&life.objcg_lock);
+        if rcu_access_pointer(&life.objcg) == memcg {
+            rcu_assign_pointer(&life.objcg, parent);
+        }
+        spin_unlock(&life.objcg_lock);
+        if self.cgroup_v1() {
+            // reparent_state_local(): a forced flush of the memcg, the move
+            // of its non-hierarchical counters (not modelled: the model's
+            // one item is hierarchical), a forced flush of the parent.
+            self.cgroup_rstat_flush(life, memcg);
+            self.cgroup_rstat_flush(life, parent);
+        }
+        emit::<P>(LifeEvent::Offline { memcg });
+    }
+
+    /// `css_put(css)`: the last put queues the release work
+    /// (`queue_work(cgroup_release_wq, ...)`).
+    fn css_put<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
+        if atomic_add_return(-1, &life.css[memcg as usize].refcnt) == 0 {
+            wq.0.push(memcg);
+        }
+    }
+
+    /// `css_release_work_fn()`: the release flush, then the free after a
+    /// grace period (`queue_rcu_work(cgroup_free_wq, css_free_rwork_fn)`).
+    fn css_release_work_fn<P: Platform>(
+        &self,
+        life: &Life<P>,
+        th: &RcuThread,
+        wq: &mut WorkQueue,
+        memcg: u8,
+    ) {
+        self.css_release_flush(life, memcg);
+        emit::<P>(LifeEvent::Released { memcg });
+        synchronize_rcu(&life.rcu, th);
+        self.css_free_rwork_fn(life, wq, memcg);
+    }
+
+    /// The release's flush: v4.18-v6.14 `cgroup_rstat_flush(cgrp)` then
+    /// `list_del_rcu(&css->rstat_css_node)`; v6.17 on `css_rstat_flush(css)`.
+    fn css_release_flush<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        self.cgroup_rstat_flush(life, memcg);
+        if self.rstat_css_list() {
+            crate::kernel::write_once(&life.css[memcg as usize].rstat_css_node, 0);
+        }
+    }
+
+    /// `css_free_rwork_fn()`: `css_rstat_exit()` (`cgroup_rstat_exit()` up to
+    /// v6.14), the memcg freed, then the reference on the parent put.
+    fn css_free_rwork_fn<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
+        self.css_rstat_exit(life, memcg);
+        mem_cgroup_free(life, memcg);
+        if let Some(parent) = life.mm.parent_mem_cgroup(memcg) {
+            self.css_put(life, wq, parent);
+        }
+    }
+
+    /// `css_rstat_exit()`: flush once more, then check that the memcg is on
+    /// no CPU's updated tree ("WARN_ON_ONCE" and return without freeing the
+    /// per-CPU rstat data if it is: a leak).
+    fn css_rstat_exit<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        self.cgroup_rstat_flush(life, memcg);
+        rstat_exit_check(life, memcg);
+    }
+}
+
+/// The tree check of `css_rstat_exit()`: the memcg's `updated_next` on each
+/// CPU (the model's tree has one word per node; `updated_children` is not
+/// modelled, see [`crate::protocol::per_memcg::rstat_tree`]).
+pub fn rstat_exit_check<P: Platform>(life: &Life<P>, memcg: u8) {
+    let t = life.mm.rstat.as_ref().expect("tree");
+    let on: Vec<usize> = (0..life.mm.env.cfg.cpus)
+        .filter(|&cpu| read_once(t.updated_next[memcg as usize].per_cpu(cpu)) != 0)
+        .collect();
+    emit::<P>(LifeEvent::ExitCheck {
+        memcg,
+        on_tree: on.len() as u8,
+    });
+}
+
+/// `__mem_cgroup_free()`: mark freed, then poison every atomic of the
+/// memcg's statistics (the observers see the mark first, so any access
+/// from here on is a use after free).
+pub fn mem_cgroup_free<P: Platform>(life: &Life<P>, memcg: u8) {
+    emit::<P>(LifeEvent::Freed { memcg });
+    let m = life.mm.memcg(memcg);
+    for cpu in 0..life.mm.env.cfg.cpus {
+        let pc = m.vmstats_percpu.per_cpu(cpu);
+        pc.state.poison(POISON);
+        pc.stats_updates.poison(POISON);
+    }
+    m.vmstats.state.poison(POISON);
+    m.vmstats.stats_updates.poison(POISON);
+}
+
+/// The v6.8-v6.14 form (and v4.18-v6.7's lifetime code).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct V6_8Life;
+
+impl Lifetime for V6_8Life {
+    fn rstat_css_list(&self) -> bool {
+        true
+    }
+}
+
+/// The v6.17-v7.1.5 form.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct V7_1Life;
+
+impl Lifetime for V7_1Life {}
+
+/// v7.1.5 on cgroup v1: updates to a dying memcg go to its nearest live
+/// ancestor, the kill waits a grace period before offline, and offline
+/// flushes the memcg and its parent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct V7_1LifeV1;
+
+impl Lifetime for V7_1LifeV1 {
+    fn cgroup_v1(&self) -> bool {
+        true
+    }
+}
+
+/// The fix candidate of `death-lost-page` ([`crate::protocol::findings`]):
+/// the v6.8 form that keeps the memcg's callback until the free, as
+/// per-css rstat does from v6.16 (5da3bfa029d6): the release flushes but
+/// leaves the css on `rstat_css_list`, so a flush that pops the memcg
+/// between release and free still folds it, and `cgroup_rstat_exit()`
+/// flushes with the callback, then takes the css off the list.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct V6_8LifeDelAtFree;
+
+impl Lifetime for V6_8LifeDelAtFree {
+    fn rstat_css_list(&self) -> bool {
+        true
+    }
+
+    fn css_release_flush<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        // NOTE(kernel): FIX, no list_del_rcu(&css->rstat_css_node) at release.
+        self.cgroup_rstat_flush(life, memcg);
+    }
+
+    fn css_rstat_exit<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        self.cgroup_rstat_flush(life, memcg);
+        // NOTE(kernel): FIX, the list_del_rcu() moved here, after the last flush that
+        // may run the memcg's callback.
+        crate::kernel::write_once(&life.css[memcg as usize].rstat_css_node, 0);
+        rstat_exit_check(life, memcg);
+    }
+}

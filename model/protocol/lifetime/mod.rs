@@ -1,0 +1,60 @@
+//! The lifetime wing: a memcg's death (offline, release, free) racing
+//! updaters that reach it through an RCU-protected pointer and a flusher.
+//!
+//! [`forms`] holds the lifetime steps as the default methods of the
+//! [`forms::Lifetime`] trait and the state of one execution
+//! ([`forms::Life`]), with the kernel's forms; [`mutants`] one small
+//! difference each. The wing has a protocol of its own
+//! ([`LifeProtocol`], in [`wing`]), built through the same plumbing as the
+//! flush protocol ([`crate::protocol::Model`] for [`LifeWing`]); its
+//! scenario is check/lifetime.rs and its monitor observe/lifetime.rs.
+
+pub mod forms;
+pub mod mutants;
+pub mod wing;
+
+use crate::explore::BackendName;
+use crate::observe::Property;
+use crate::protocol::variant::{Kind, Variant};
+
+pub use forms::{Life, Lifetime, CHILD, PARENT};
+pub use wing::{model, LifeInput, LifeModel, LifeProtocol, LifeWing};
+
+/// The wing's variants: the kernel's forms, then the mutants.
+pub fn catalogue() -> Vec<Variant> {
+    use BackendName::*;
+    let mut all = vec![
+        Variant::lifetime(
+            "v6.8-life",
+            Kind::Kernel,
+            "v4.18-v6.14 (v6.0 and v6.8 included): release flush, list_del_rcu, exit flush without the memcg callback",
+            model(forms::V6_8Life),
+        )
+        .finding_on(Property::StatsSurviveDeath, ShuttleDfs, "life-child")
+        .finding_on(Property::StatsSurviveDeath, Loom, "life-child")
+        // Its per-CPU spin locks multiply loom's branches: life-child at
+        // bound 2 passes 570,000 executions in 120 s.
+        .loom_cap(1),
+        Variant::lifetime(
+            "v7.1-life",
+            Kind::Kernel,
+            "v6.17-v7.1.5: release flush, grace period, css_rstat_exit() flushes again",
+            model(forms::V7_1Life),
+        ),
+        Variant::lifetime(
+            "v7.1-life-v1",
+            Kind::Kernel,
+            "v7.1.5 on cgroup v1: updates redirected to the nearest live ancestor, offline after a grace period with forced flushes",
+            model(forms::V7_1LifeV1),
+        ),
+        Variant::lifetime(
+            "v6.8-life-fix-del-at-free",
+            Kind::Fix,
+            "death-lost-page: v6.8-life keeping the memcg on rstat_css_list until the free-time flush has run its callback (as per-css rstat from v6.16)",
+            model(forms::V6_8LifeDelAtFree),
+        )
+        .loom_cap(1),
+    ];
+    all.extend(mutants::variants());
+    all
+}

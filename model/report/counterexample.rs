@@ -1,0 +1,160 @@
+//! Counterexamples, ready to print: the initial state, the CPU-column
+//! trace, the violation, the replay command, and the LKMM litmus export.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::observe::property::Property;
+use crate::observe::record::{render_columns, Step, LEGEND, LEGEND_LIFE, LEGEND_TREE};
+use crate::vocab::Family;
+
+/// A counterexample, ready to print.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Counterexample {
+    /// Variant name.
+    pub variant: String,
+    /// The violated property.
+    pub property: Property,
+    /// Backend that found it.
+    pub backend: String,
+    /// The variant's family, which picks the trace's legend.
+    #[serde(default = "global")]
+    pub family: Family,
+    /// Configuration.
+    pub cfg: Config,
+    /// The violation, starting with the property's name.
+    pub violation: String,
+    /// Kernel-level steps in execution order.
+    pub steps: Vec<Step>,
+    /// How it was found.
+    pub search: String,
+    /// `flushcheck replay` token.
+    pub token: String,
+}
+
+impl Counterexample {
+    /// The `{ ... }` initial-state line.
+    pub fn initial_state(&self) -> String {
+        initial_state(&self.cfg, &self.variant, self.family)
+    }
+
+    /// The column diagram, within `width` columns where the threads allow.
+    pub fn diagram(&self, width: usize) -> String {
+        render_columns(
+            &self.initial_state(),
+            &self.steps,
+            &format!("violated: {}", self.violation),
+            width,
+        )
+    }
+
+    /// The core of the trace as an LKMM litmus test, or why it is not
+    /// exported (see [`crate::report::litmus`]).
+    pub fn litmus(&self) -> Result<String, String> {
+        use crate::report::litmus;
+        let name = format!("flushcheck-{}-{}", self.variant, self.property).replace('.', "_");
+        // A trace touching many variables is sliced to its race.
+        litmus::export(&name, &self.steps)
+    }
+
+    /// The same counterexample with kernel identifiers in its trace
+    /// (`memcg1->vmstats_percpu[cpu0].state[0]` for `S.1[0]`), for
+    /// `--kernel-names`.
+    pub fn with_kernel_names(&self) -> Counterexample {
+        Counterexample {
+            steps: crate::observe::record::with_kernel_names(&self.steps),
+            ..self.clone()
+        }
+    }
+
+    /// [`Counterexample::litmus`] under a test name of the caller's (the
+    /// first line, `C name`, renamed).
+    pub fn litmus_named(&self, name: &str) -> Result<String, String> {
+        let text = self.litmus()?;
+        let name = name.replace(['.', '-'], "_");
+        Ok(match text.split_once('\n') {
+            Some((first, rest)) if first.starts_with("C ") => format!("C {name}\n{rest}"),
+            _ => text,
+        })
+    }
+
+    /// The command that reproduces this counterexample.
+    pub fn replay_command(&self) -> String {
+        format!("flushcheck replay {}", self.token)
+    }
+}
+
+fn global() -> Family {
+    Family::Global
+}
+
+/// The `{ ... }` line of a trace (the state every execution starts from)
+/// and the legend of the short names, which the variant's family picks.
+pub fn initial_state(cfg: &Config, variant: &str, family: Family) -> String {
+    if family == Family::Lifetime {
+        return lifetime_state(cfg, variant);
+    }
+    let vals: Vec<String> = cfg.vals.iter().map(|v| v.to_string()).collect();
+    let per_memcg = family == Family::PerMemcg;
+    let (text, tree) = if cfg.tree.is_empty() && !per_memcg {
+        (LEGEND, String::new())
+    } else if cfg.tree.is_empty() {
+        (LEGEND_TREE, "root memcg only; ".to_string())
+    } else {
+        let parents: Vec<String> = (0..cfg.tree.len())
+            .map(|i| format!("{}->{}", i + 1, cfg.tree[i]))
+            .collect();
+        let charges: Vec<String> = (0..cfg.cpus)
+            .map(|c| {
+                let l: Vec<String> = cfg.charge_list(c).iter().map(|m| m.to_string()).collect();
+                format!("{c}:{}", l.join("+"))
+            })
+            .collect();
+        let reads: Vec<String> = (0..cfg.readers)
+            .map(|r| format!("{r}:{}", cfg.read_of(r)))
+            .collect();
+        (
+            LEGEND_TREE,
+            format!(
+                "memcgs 0 (root) and child->parent {}; CPU:memcg charged [{}]; reader:memcg read [{}]; ",
+                parents.join(" "),
+                charges.join(" "),
+                reads.join(" ")
+            ),
+        )
+    };
+    let legend: Vec<String> = text.lines().map(|l| format!("  {l}")).collect();
+    format!(
+        "{{ {variant}: n = num_online_cpus() = {}; MEMCG_CHARGE_BATCH = {}; {tree}thr = agg = 0; \
+         S[c] = U[c] = 0; each CPU runs {} __mod_memcg_state() with val = {}; {} reader(s) x {} \
+         read(s); periodic work {} }}\nwhere\n{}",
+        cfg.cpus,
+        cfg.batch,
+        cfg.updates,
+        vals.join(","),
+        cfg.readers,
+        cfg.reads,
+        if cfg.periodic { "on" } else { "off" },
+        legend.join("\n")
+    )
+}
+
+/// The initial state of a lifetime scenario.
+fn lifetime_state(cfg: &Config, variant: &str) -> String {
+    let d = cfg.death.unwrap_or_default();
+    let legend: Vec<String> = LEGEND_LIFE.lines().map(|l| format!("  {l}")).collect();
+    format!(
+        "{{ {variant}: memcgs 0 (root), 1 (parent), 2 (child); n = {} CPU(s), each charging the child {} \
+         time(s) through {}; periodic flush {}; rmdir of the child{} }}\nwhere\n{}",
+        cfg.cpus,
+        cfg.updates,
+        if d.folio {
+            "a folio's reference"
+        } else {
+            "the objcg under rcu_read_lock()"
+        },
+        if cfg.periodic { "on" } else { "off" },
+        if d.parent_dies { " and of the parent" } else { "" },
+        legend.join("\n")
+    )
+}

@@ -1,0 +1,110 @@
+//! The matrix on small selections of variants and backends, through the
+//! binary: the table agrees with `--json`, the summary counts, and a
+//! surviving mutant fails the run. (The default run, the README's main
+//! command, is run once by a test of its own.)
+//!
+//! A mutant's cells other than its designated killers' need not be run
+//! (the matrix may stop searching a mutant once its killers fired), so
+//! only those are asserted for a mutant.
+
+use memcg_flush_model::explore::BackendName;
+
+use crate::common::{self, variant};
+
+/// Same seeds, same searches: the table shows what the JSON says, and the
+/// summary counts configurations per property.
+#[test]
+fn table_agrees_with_json_and_summarises() {
+    let args = [
+        "--variant",
+        "v6.0,mutant-skip-off-by-one,benign-cas-skip",
+        "--backend",
+        "shuttle-random,shuttle-pct",
+        "--shuttle-iterations",
+        "1000",
+    ];
+    let mut table_args = args.to_vec();
+    table_args.push("--cells");
+    let table = common::flushcheck(&table_args);
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let (code_j, cells) = common::flushcheck_json(&json_args);
+    assert_eq!(table.code, code_j);
+    assert_eq!(code_j, 0, "{}", table.stdout);
+    // 9 properties: the 8 of v5.19's family and ratelimited_skip_justified,
+    // on each backend, for the kernel version and the benign rewrite.
+    for v in ["v6.0", "benign-cas-skip"] {
+        let mine = cells.iter().filter(|c| c["variant"] == v).count();
+        assert_eq!(mine, 9 * 2, "{v}");
+    }
+    // The mutant's designated killers, on each backend.
+    let mutant = variant("mutant-skip-off-by-one");
+    let killers: Vec<_> = cells
+        .iter()
+        .filter(|c| c["variant"] == mutant.name.as_str())
+        .filter(|c| {
+            mutant.killed_by.iter().any(|d| {
+                c["property"] == d.property.name()
+                    && d.backends
+                        .iter()
+                        .any(|b| c["backend"] == b.name() && *b != BackendName::ShuttleDfs)
+            })
+        })
+        .collect();
+    assert_eq!(killers.len(), 2 * 2, "{killers:?}");
+    for c in &killers {
+        assert_eq!(c["expect"], "killed", "{c}");
+        assert_eq!(c["verdict"], "violated", "{c}");
+    }
+    let asserted = cells
+        .iter()
+        .filter(|c| c["variant"] != mutant.name.as_str())
+        .chain(killers.iter().copied());
+    for c in asserted {
+        let row = table
+            .stdout
+            .lines()
+            .find(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() >= 6
+                    && f[0] == c["variant"]
+                    && f[1] == c["property"]
+                    && f[2] == c["backend"]
+            })
+            .unwrap_or_else(|| panic!("no table row for {c}"));
+        let f: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(f[3].trim_end_matches('*'), c["verdict"], "{row}");
+        assert_eq!(f[5], c["executions"].to_string(), "{row}");
+    }
+    let out = &table.stdout;
+    assert!(
+        out.contains("configurations per property: no_lost_flush 10,"),
+        "{out}"
+    );
+    assert!(out.contains("mutants killed 1/1"), "{out}");
+    assert!(out.contains("flushcheck: the scenario suite"), "{out}");
+}
+
+#[test]
+fn a_surviving_mutant_makes_the_exit_code_non_zero() {
+    // With val 1 and batch 1 no update ever passes `x > MEMCG_CHARGE_BATCH`,
+    // so the threshold never moves and the mutant survives: a run that
+    // cannot kill a mutant must say so in its exit code.
+    let out = common::flushcheck(&[
+        "--variant",
+        "mutant-skip-off-by-one",
+        "--backend",
+        "shuttle-random",
+        "--val",
+        "1",
+        "--shuttle-iterations",
+        "500",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("survived: mutant-skip-off-by-one (no_lost_flush on shuttle-random)"),
+        "{}",
+        out.stdout
+    );
+}

@@ -1,0 +1,181 @@
+//! The focused plan: every mutant is still searched by each of its
+//! designated killers; a sampled SC search is left out only where the
+//! exhaustive DFS settled the entry; twins are searched under loom for the
+//! variants that name them. And the default run, run once: it passes, fits
+//! a screen, and names every variant.
+
+use memcg_flush_model::check::{Sizes, Suite};
+use memcg_flush_model::drive::plan::Then;
+use memcg_flush_model::drive::{run_matrix, Executor, Plan};
+use memcg_flush_model::protocol::{catalogue, Kind};
+use memcg_flush_model::vocab::BackendName;
+
+fn default_plan() -> Plan {
+    let registry = memcg_flush_model::cli::registry(Vec::new()).expect("catalogue");
+    Plan::new(Suite::standard(&Sizes::default()), registry)
+}
+
+/// For every mutant and each designated (property, backend), the plan
+/// holds a search by that backend, armed with that property, on an entry
+/// the designation allows.
+#[test]
+fn the_plan_searches_every_mutant_by_each_designated_killer() {
+    let plan = default_plan();
+    let tasks = plan.tasks();
+    let mut missing = Vec::new();
+    for v in plan.variants.iter().filter(|v| v.kind == Kind::Mutant) {
+        for d in &v.killed_by {
+            for b in &d.backends {
+                let found = tasks.iter().any(|t| {
+                    matches!(t.then, Then::UntilKilled(_))
+                        && t.steps.iter().any(|s| {
+                            s.variant.name == v.name
+                                && s.spec.backend.id() == *b
+                                && s.spec.arm.contains(&d.property)
+                                && d.entry.as_ref().is_none_or(|e| *e == s.spec.entry)
+                        })
+                });
+                if !found {
+                    missing.push(format!("{} {} {}", v.name, d.property, b));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "designated killers not searched: {missing:#?}"
+    );
+}
+
+/// A mutant is searched by no backend that does not kill it.
+#[test]
+fn the_plan_searches_mutants_by_their_killers_only() {
+    let plan = default_plan();
+    for t in plan.tasks() {
+        for s in &t.steps {
+            if s.variant.kind == Kind::Mutant {
+                let b = s.spec.backend.id();
+                assert!(
+                    s.variant.killed_by.iter().any(|d| d.backends.contains(&b)),
+                    "{} searched by {b}",
+                    s.variant.name
+                );
+            }
+        }
+    }
+}
+
+/// Twins are no variants of the default plan; each is searched under loom
+/// (hidden) on the entries of the variants that name it.
+#[test]
+fn twins_are_searched_under_loom_for_the_variants_that_name_them() {
+    let plan = default_plan();
+    assert!(plan.variants.iter().all(|v| v.kind != Kind::Twin));
+    let tasks = plan.tasks();
+    for t in ["v6.4-no-skip", "v6.8-no-skip", "v6.17-no-break"] {
+        let runs: Vec<_> = tasks
+            .iter()
+            .flat_map(|x| &x.steps)
+            .filter(|s| s.variant.name == t)
+            .collect();
+        assert!(!runs.is_empty(), "{t} not searched");
+        assert!(
+            runs.iter()
+                .all(|s| s.hidden && s.spec.backend.id() == BackendName::Loom),
+            "{t} searched otherwise"
+        );
+    }
+}
+
+/// On an entry the DFS settles (v6.0 on `pair`), the sampled searches are
+/// left out and say why; the DFS's cell is exhaustive.
+#[test]
+fn a_settling_dfs_leaves_out_the_sampled_searches_of_its_entry() {
+    let mut plan = default_plan();
+    plan.variants = vec![catalogue::by_name("v6.0").expect("v6.0")];
+    plan.suite.entries.retain(|e| e.name == "pair");
+    plan.backends = vec![
+        BackendName::ShuttleRandom,
+        BackendName::ShuttlePct,
+        BackendName::ShuttleDfs,
+    ];
+    let m = run_matrix(&plan, &Executor::InProcess, &|_, _, _| {});
+    let left: Vec<_> = m
+        .not_run
+        .iter()
+        .filter(|n| n.variant == "v6.0" && n.entry == "pair")
+        .collect();
+    assert_eq!(left.len(), 2, "{:?}", m.not_run);
+    assert!(left
+        .iter()
+        .all(|n| n.why.contains("settled by the exhaustive DFS")));
+    assert!(m
+        .cells
+        .iter()
+        .all(|c| c.backend == BackendName::ShuttleDfs && c.exhaustive));
+    // Unfocused, the same plan searches all three.
+    plan.focused = false;
+    let full = run_matrix(&plan, &Executor::InProcess, &|_, _, _| {});
+    assert!(full.not_run.is_empty());
+    assert!(full
+        .cells
+        .iter()
+        .any(|c| c.backend == BackendName::ShuttleRandom));
+}
+
+/// The default run, once: exit 0, one screen, every variant named, both
+/// summary lines with nothing out of place.
+#[test]
+fn the_default_run_passes_on_one_screen() {
+    let r = super::common::flushcheck::<&str>(&[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines.len() <= 150, "{} lines", lines.len());
+    let registry = memcg_flush_model::cli::registry(Vec::new()).expect("catalogue");
+    // Fix candidates are not in the default run (`--variant` and
+    // `flushcheck findings --check` run them).
+    for v in registry
+        .iter()
+        .filter(|v| !matches!(v.kind, Kind::Bound | Kind::Twin | Kind::Fix))
+    {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.split_whitespace().nth(1) == Some(v.name.as_str())),
+            "{} not named",
+            v.name
+        );
+    }
+    let flush = lines
+        .iter()
+        .find(|l| l.contains(" cells in ") && !l.starts_with("lifetime"))
+        .expect("the flush summary line");
+    let life = lines
+        .iter()
+        .find(|l| l.starts_with("lifetime: "))
+        .expect("the lifetime summary line");
+    for s in [flush, life] {
+        for part in [
+            "must-hold violations 0",
+            "mutant survivals 0",
+            "findings missed 0",
+        ] {
+            assert!(s.contains(part), "{s}");
+        }
+    }
+    let mutants = |family_life: bool| {
+        registry
+            .iter()
+            .filter(|v| v.kind == Kind::Mutant)
+            .filter(|v| (v.family == memcg_flush_model::vocab::Family::Lifetime) == family_life)
+            .count()
+    };
+    assert!(
+        flush.contains(&format!("mutants killed {0}/{0}", mutants(false))),
+        "{flush}"
+    );
+    assert!(
+        life.contains(&format!("mutants killed {0}/{0}", mutants(true))),
+        "{life}"
+    );
+}
