@@ -42,7 +42,8 @@ pub enum Kind {
     Twin,
     /// A fix candidate for a finding (protocol/findings/): a variant of
     /// the affected version that must hold every property a kernel version
-    /// must, so that every default run re-checks it.
+    /// must; left out of the default run (time), checked by `flushcheck
+    /// findings --check` and when named with `--variant`.
     Fix,
 }
 

@@ -78,7 +78,7 @@ fn beyond(family: Family, cutoff: &[(usize, usize)], larger: &[(usize, usize)]) 
 }
 
 #[test]
-#[ignore]
+#[ignore = "the global family at 3 and 4 CPUs: minutes; run with --ignored"]
 fn no_counterexample_beyond_the_cutoff_global() {
     let b = beyond(
         Family::Global,
@@ -89,7 +89,7 @@ fn no_counterexample_beyond_the_cutoff_global() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "the per-memcg family at 3 and 4 CPUs: minutes; run with --ignored"]
 fn per_memcg_mutants_beyond_the_cutoff_are_pinned() {
     let b = beyond(Family::PerMemcg, &[(2, 1), (2, 2)], &[(3, 1), (4, 1)]);
     let pinned: Vec<String> = [

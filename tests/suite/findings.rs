@@ -221,7 +221,7 @@ fn report_weak_triggered_read_is_mail_ready() {
 /// property on the default suite (`flushcheck --variant ...`, exit 0).
 /// About 100 s on 2 cores: run with `-- --ignored`.
 #[test]
-#[ignore]
+#[ignore = "every fix candidate on the default suite: about 100 s; run with --ignored"]
 fn every_fix_holds_the_default_suite() {
     let mut fixes: Vec<&str> = all()
         .iter()

@@ -11,7 +11,7 @@
 //!   (crossbeam-epoch under loom). Run only that module in that build
 //!   (`-- loom_epoch::`): there crossbeam-epoch runs only under loom.
 //!
-//! Documented commands over 10 s are `#[ignore]`d (`docs`): run them with
+//! Documented commands over 3 s are `#[ignore]`d (`docs`): run them with
 //! `-- --ignored`.
 
 mod common;
