@@ -1,5 +1,6 @@
-//! criterion benchmark of the hot path: `__mod_memcg_state()` on real
-//! threads for v5.19, v6.0 and the no-global-accounting ceiling.
+//! criterion benchmark of the hot path (`cargo bench --features bench`):
+//! `__mod_memcg_state()` on real threads for v5.19, v6.0 and the
+//! no-global-accounting ceiling.
 //!
 //! Ratios between variants are only meaningful within one run; for a table
 //! of interleaved rounds use `flushcheck bench`.

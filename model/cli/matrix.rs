@@ -39,7 +39,9 @@ pub struct MatrixArgs {
     /// [default: each entry's own, 1 or 2 or unbounded].
     #[arg(long, value_parser = parse_bound)]
     pub loom_preemptions: Option<Bound>,
-    /// Schedules per shuttle random or PCT search.
+    /// Schedules per shuttle random or PCT search (without --full,
+    /// --variant or a configuration of your own, a kernel version or benign
+    /// rewrite gets half: its verdicts are pinned by the tests).
     #[arg(long, default_value_t = Sizes::default().shuttle)]
     pub shuttle_iterations: usize,
     /// PCT bug depth.
@@ -176,6 +178,9 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
     }
     plan.shard = args.shard.unwrap_or_default();
     plan.focused = !args.full;
+    if args.full || !args.variant.is_empty() || args.cfg.given() {
+        plan.catalogue_share = 1;
+    }
     plan.validate()?;
     Ok(plan)
 }

@@ -151,6 +151,13 @@ pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
             }
         }
     }
+    if plan.variants.iter().any(|v| plan.sample(v, 2) < 2) {
+        let _ = writeln!(
+            out,
+            "  (kernel versions and benign rewrites: 1/{} of each random or PCT search's schedules; --full for all)",
+            plan.catalogue_share
+        );
+    }
     let _ = writeln!(
         out,
         "  * = exhaustive on every configuration. configs = configurations with this verdict / run.\n  coverage = times the property's race happened; epoch2 = times a CPU accounted a batch\n  again after a skip and a reset (recross_after_reset). Races:"

@@ -14,6 +14,7 @@ use memcg_flush_model::protocol::Variant;
 use memcg_flush_model::{Config, Property};
 
 /// What one `flushcheck` run printed and returned.
+#[derive(Clone)]
 pub struct Run {
     /// Exit code (-1 if killed by a signal).
     pub code: i32,
@@ -34,6 +35,35 @@ pub fn flushcheck<S: AsRef<OsStr>>(args: &[S]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Run `flushcheck` with the whitespace-separated `cmd` from the package
+/// root, once per test binary: the docs and the quoted outputs show many of
+/// the same commands (a command's output depends only on its arguments).
+/// A second caller of a command being run waits for the first.
+pub fn flushcheck_once(cmd: &str) -> Run {
+    type Runs = std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<OnceLock<Run>>>>;
+    static RUNS: OnceLock<Runs> = OnceLock::new();
+    let slot = RUNS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(cmd.to_string())
+        .or_default()
+        .clone();
+    slot.get_or_init(|| {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+            .args(cmd.split_whitespace())
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run flushcheck");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    })
+    .clone()
 }
 
 /// Run `flushcheck` with `args` and parse its standard output as a JSON

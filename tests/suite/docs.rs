@@ -101,7 +101,7 @@ fn run_all(cmds: &[(String, String, i32)]) -> (usize, usize) {
         // `plot --out docs/figures` rewrites what the figures module reads.
         let _figures = (args.first() == Some(&"plot")).then(common::figures_lock);
         let start = Instant::now();
-        let out = common::flushcheck(&args);
+        let out = common::flushcheck_once(cmd);
         eprintln!(
             "{:5.1} s  {file}: flushcheck {cmd}",
             start.elapsed().as_secs_f64()

@@ -44,7 +44,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 /// One marker and the quote below it.
@@ -238,11 +237,7 @@ fn quoted_outputs_are_what_flushcheck_prints() {
     for q in checked {
         let (code, output) = runs.entry(q.args.as_str()).or_insert_with(|| {
             let start = Instant::now();
-            let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-                .args(q.args.split_whitespace())
-                .current_dir(root)
-                .output()
-                .expect("run flushcheck");
+            let out = crate::common::flushcheck_once(&q.args);
             eprintln!(
                 "{:5.1} s  {}:{}: flushcheck {}",
                 start.elapsed().as_secs_f64(),
@@ -250,12 +245,7 @@ fn quoted_outputs_are_what_flushcheck_prints() {
                 q.line,
                 q.args
             );
-            let text = format!(
-                "{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            (out.status.code().unwrap_or(-1), text)
+            (out.code, format!("{}\n{}", out.stdout, out.stderr))
         });
         if !matches!(*code, 0 | 1) {
             failures.push(format!(
