@@ -264,15 +264,33 @@ fn entries_of(v: &Variant) -> Vec<&'static Entry> {
         .collect()
 }
 
-/// Whether the default run fails `v`, found entry by entry: a candidate
+/// Whether the default run fails `v`, found search by search: a candidate
 /// must hold every property, so a cell is as expected only if every
-/// entry's run (with its twin's, for loom's outcome comparison) holds;
-/// the default run fails exactly when some entry's does, and the search
-/// stops at the first such entry instead of running the rest.
-fn caught(v: &Variant) -> Option<&'static str> {
-    entries_of(v).into_iter().find_map(|e| {
-        let plan = plan(std::slice::from_ref(v), &[e]);
-        passing(&plan).is_empty().then_some(e.name.as_str())
+/// (entry, backend) search (with its twin's, for loom's outcome
+/// comparison) holds; the default run fails exactly when some search
+/// does. Cheapest backends first (the exhaustive SC search, the samples,
+/// loom, real threads), each over the entries in suite order, stopping at
+/// the first search that fails `v` instead of running the rest.
+fn caught(v: &Variant) -> Option<String> {
+    let order = [
+        BackendName::ShuttleDfs,
+        BackendName::ShuttleRandom,
+        BackendName::ShuttlePct,
+        BackendName::Loom,
+        BackendName::Std,
+    ];
+    let entries = entries_of(v);
+    order.iter().find_map(|b| {
+        entries
+            .iter()
+            .filter(|e| e.backends.iter().any(|x| x.id() == *b))
+            .find_map(|e| {
+                let mut plan = plan(std::slice::from_ref(v), &[e]);
+                plan.backends = vec![*b];
+                passing(&plan)
+                    .is_empty()
+                    .then(|| format!("{} under {}", e.name, b.name()))
+            })
     })
 }
 
