@@ -163,19 +163,19 @@ fn stateful_equals_stateless_on_a_memcg_tree() {
     assert!(mine < theirs, "{cfg}: {mine} vs {theirs}");
 }
 
-/// [`compare`] against the stateless search with sleep sets where that
-/// finishes within 60 s (it must on at least one variant); the stateful
-/// search must always finish.
+/// [`compare`] against the stateless search with sleep sets for every
+/// variant of `family`, where that finishes within 10 s (it must on at
+/// least one variant); the stateful search must always finish.
 #[cfg(loom)]
-fn compare_where_finished(cfg: &Config) -> (u64, u64) {
+fn compare_where_finished(cfg: &Config, family: Family) -> (u64, u64) {
     let (mut mine, mut theirs, mut compared) = (0, 0, 0);
     for v in reg()
         .iter()
-        .filter(|v| v.kind != Kind::Bound && v.family != Family::Lifetime)
+        .filter(|v| v.kind != Kind::Bound && v.family == family)
     {
         let stateful = search(cfg, &v.name, &dfs(true, true));
         mine += stateful.schedules;
-        let Ok(r) = try_search(cfg, &v.name, &dfs(true, false), Duration::from_secs(60)) else {
+        let Ok(r) = try_search(cfg, &v.name, &dfs(true, false), Duration::from_secs(10)) else {
             continue;
         };
         let at = format!("{} on {cfg}: stateful vs sleep sets", v.name);
@@ -190,26 +190,31 @@ fn compare_where_finished(cfg: &Config) -> (u64, u64) {
 }
 
 /// The suite's DFS entries and the configuration, against the
-/// stateless search with sleep sets (minutes: `--cfg loom` only).
+/// stateless search with sleep sets, each entry with the variants of its
+/// family (minutes: `--cfg loom` only).
 #[cfg(loom)]
 #[test]
 fn stateful_equals_stateless_on_the_suite_dfs_entries() {
     // The flush protocol's DFS entries: the lifetime entries run only the
     // lifetime forms, which this comparison does not take.
-    let mut cfgs: Vec<Config> = crate::common::suite()
-        .entries
-        .iter()
-        .filter(|e| !e.applies_to(Family::Lifetime))
-        .filter(|e| {
-            e.backends
-                .iter()
-                .any(|b| matches!(b, Backend::ShuttleDfs { .. }))
-        })
-        .map(|e| e.cfg.clone())
-        .collect();
-    cfgs.push(base().cpus(2).batch(2).updates(3).vals(&[3]));
-    for cfg in cfgs {
-        let (mine, theirs) = compare_where_finished(&cfg);
+    let mut cfgs: Vec<(Config, Family)> = Vec::new();
+    for e in crate::common::suite().entries.iter().filter(|e| {
+        e.backends
+            .iter()
+            .any(|b| matches!(b, Backend::ShuttleDfs { .. }))
+    }) {
+        for f in [Family::Global, Family::PerMemcg] {
+            if e.applies_to(f) {
+                cfgs.push((e.cfg.clone(), f));
+            }
+        }
+    }
+    cfgs.push((
+        base().cpus(2).batch(2).updates(3).vals(&[3]),
+        Family::Global,
+    ));
+    for (cfg, family) in cfgs {
+        let (mine, theirs) = compare_where_finished(&cfg, family);
         eprintln!("{cfg}: stateful {mine} schedules, sleep sets {theirs}");
     }
 }
