@@ -164,7 +164,7 @@ fn stateful_equals_stateless_on_a_memcg_tree() {
 }
 
 /// [`compare`] against the stateless search with sleep sets for every
-/// variant of `family`, where that finishes within 10 s (it must on at
+/// variant of `family`, where that finishes within 3 s (it must on at
 /// least one variant); the stateful search must always finish.
 #[cfg(loom)]
 fn compare_where_finished(cfg: &Config, family: Family) -> (u64, u64) {
@@ -175,7 +175,7 @@ fn compare_where_finished(cfg: &Config, family: Family) -> (u64, u64) {
     {
         let stateful = search(cfg, &v.name, &dfs(true, true));
         mine += stateful.schedules;
-        let Ok(r) = try_search(cfg, &v.name, &dfs(true, false), Duration::from_secs(10)) else {
+        let Ok(r) = try_search(cfg, &v.name, &dfs(true, false), Duration::from_secs(3)) else {
             continue;
         };
         let at = format!("{} on {cfg}: stateful vs sleep sets", v.name);
