@@ -16,7 +16,8 @@
 //!   variant of its own only when named on the command line;
 //! - the catalogue's kernel versions and benign rewrites, whose verdicts
 //!   the tests pin, are sampled with [`Plan::catalogue_share`] of each
-//!   sampled search's schedules (half by default: 2,000 instead of 4,000);
+//!   sampled search's schedules (half by default: 2,000 instead of 4,000,
+//!   1,000 instead of 2,000 on the lifetime entries);
 //!   a candidate (a variant from outside), a fix and a mutant get them all.
 //!   Halving changed no verdict of the default run (measured side by side,
 //!   docs/performance.md).

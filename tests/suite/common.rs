@@ -37,8 +37,8 @@ pub fn flushcheck<S: AsRef<OsStr>>(args: &[S]) -> Run {
     }
 }
 
-/// Run `flushcheck` with the whitespace-separated `cmd` from the package
-/// root, once per test binary: the docs and the quoted outputs show many of
+/// Run `flushcheck` with the whitespace-separated `cmd` (from the package
+/// root, where `cargo test` runs tests), once per test binary: the docs and the quoted outputs show many of
 /// the same commands (a command's output depends only on its arguments).
 /// A second caller of a command being run waits for the first.
 pub fn flushcheck_once(cmd: &str) -> Run {
@@ -51,19 +51,8 @@ pub fn flushcheck_once(cmd: &str) -> Run {
         .entry(cmd.to_string())
         .or_default()
         .clone();
-    slot.get_or_init(|| {
-        let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-            .args(cmd.split_whitespace())
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("run flushcheck");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    })
-    .clone()
+    slot.get_or_init(|| flushcheck(&cmd.split_whitespace().collect::<Vec<_>>()))
+        .clone()
 }
 
 /// Run `flushcheck` with `args` and parse its standard output as a JSON

@@ -179,3 +179,60 @@ fn the_default_run_passes_on_one_screen() {
         "{life}"
     );
 }
+
+/// The default run samples kernel versions and benign rewrites at half
+/// their entry's schedules and everything else (mutants) whole; the
+/// command line's `--variant` and `--full` sample every variant whole.
+#[test]
+fn only_the_default_run_halves_the_catalogues_samples() {
+    use memcg_flush_model::explore::Backend;
+    let n = |b: &Backend| match b {
+        Backend::ShuttleRandom { iterations, .. } | Backend::ShuttlePct { iterations, .. } => {
+            Some(*iterations)
+        }
+        _ => None,
+    };
+    // (the entry's schedules, the search's) for every sampled search of `kind`.
+    let sizes = |plan: &Plan, kind: Kind| -> Vec<(usize, usize)> {
+        plan.tasks()
+            .iter()
+            .flat_map(|t| &t.steps)
+            .filter(|s| s.variant.kind == kind && !s.hidden)
+            .filter_map(|s| {
+                let ran = n(&s.spec.backend)?;
+                let entry = plan.suite.entry(&s.spec.entry).expect("entry");
+                let whole = entry
+                    .backends
+                    .iter()
+                    .find(|b| b.id() == s.spec.backend.id())
+                    .and_then(n)
+                    .expect("the entry's search");
+                Some((whole, ran))
+            })
+            .collect()
+    };
+    let plan = default_plan();
+    for kind in [Kind::Kernel, Kind::Benign] {
+        let s = sizes(&plan, kind);
+        assert!(!s.is_empty(), "{kind:?}");
+        assert!(s.iter().all(|&(w, r)| r == w / 2), "{kind:?}: {s:?}");
+    }
+    let s = sizes(&plan, Kind::Mutant);
+    assert!(!s.is_empty() && s.iter().all(|&(w, r)| r == w), "{s:?}");
+    for args in [&["--variant", "v6.0"][..], &["--full"][..]] {
+        #[derive(clap::Parser)]
+        struct Cmd {
+            #[command(flatten)]
+            m: memcg_flush_model::cli::matrix::MatrixArgs,
+        }
+        let cmd = std::iter::once("flushcheck").chain(args.iter().copied());
+        let m = <Cmd as clap::Parser>::parse_from(cmd).m;
+        let reg = memcg_flush_model::cli::registry(Vec::new()).expect("catalogue");
+        let plan = memcg_flush_model::cli::matrix::build_plan(&m, &reg).expect("plan");
+        let s = sizes(&plan, Kind::Kernel);
+        assert!(
+            !s.is_empty() && s.iter().all(|&(w, r)| r == w),
+            "{args:?}: {s:?}"
+        );
+    }
+}
