@@ -40,8 +40,9 @@ pub struct MatrixArgs {
     #[arg(long, value_parser = parse_bound)]
     pub loom_preemptions: Option<Bound>,
     /// Schedules per shuttle random or PCT search (without --full,
-    /// --variant or a configuration of your own, a kernel version or benign
-    /// rewrite gets half: its verdicts are pinned by the tests).
+    /// --variant or a configuration of your own, a kernel version, benign
+    /// rewrite or fix candidate gets a quarter: its verdicts are pinned by
+    /// the tests).
     #[arg(long, default_value_t = Sizes::default().shuttle)]
     pub shuttle_iterations: usize,
     /// PCT bug depth.
@@ -197,12 +198,13 @@ pub fn run_with_progress(plan: &Plan, in_process: bool) -> (Matrix, Duration) {
             .map(|v| v.property.name())
             .collect();
         let line = format!(
-            "[{done}/{total} {:.0}s] {} {} {}: {} executions{}",
+            "[{done}/{total} {:.0}s] {} {} {}: {} executions [{:.3}]{}",
             start.elapsed().as_secs_f64(),
             r.spec.variant,
             r.spec.entry,
             r.spec.backend.name(),
             r.executions,
+            r.seconds,
             if violated.is_empty() {
                 String::new()
             } else {

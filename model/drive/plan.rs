@@ -14,13 +14,19 @@
 //! - a twin is searched under loom once, for every variant that names it
 //!   (the outcomes the loom form of `no_lost_flush` compares with); as a
 //!   variant of its own only when named on the command line;
-//! - the catalogue's kernel versions and benign rewrites, whose verdicts
-//!   the tests pin, are sampled with [`Plan::catalogue_share`] of each
-//!   sampled search's schedules (half by default: 2,000 instead of 4,000,
-//!   1,000 instead of 2,000 on the lifetime entries);
-//!   a candidate (a variant from outside), a fix and a mutant get them all.
-//!   Halving changed no verdict of the default run (measured side by side,
-//!   docs/performance.md).
+//! - the catalogue's kernel versions, benign rewrites and proposed fix
+//!   candidates, whose verdicts the tests pin, are sampled with
+//!   [`Plan::catalogue_share`] of each sampled search's schedules (a
+//!   quarter by default: 1,000 instead of 4,000, 500 instead of 2,000 on
+//!   the lifetime entries); a candidate (a variant from outside) and a
+//!   mutant get them all. Quartering changed no verdict of the default run
+//!   (measured side by side, docs/performance.md);
+//! - a fix candidate of a finding that is not weak-memory only is searched
+//!   by loom at preemption bound 0 in the default run (the weak-memory
+//!   outcomes of every thread order; its SC races are the other
+//!   backends'): `v6.8-fix-gate-or-root`'s extra read of the root's count
+//!   takes loom from 9,436 executions to 179,736 at bound 1 on
+//!   memcg-two-readers.
 //!
 //! An unfocused plan (`--full`) searches every (variant, entry, backend).
 
@@ -30,6 +36,7 @@ use crate::check::run::{scenario_matches, RunSpec};
 use crate::check::suite::{Entry, Suite};
 use crate::explore::{Backend, Shard};
 use crate::observe::property::Property;
+use crate::protocol::findings::Expected;
 use crate::protocol::{Kind, Variant};
 use crate::vocab::BackendName;
 
@@ -55,25 +62,31 @@ pub struct Plan {
     /// Search only where a verdict depends on it ([`Plan::tasks`]);
     /// `false` searches every (variant, entry, backend).
     pub focused: bool,
-    /// In a focused plan, a kernel version's or benign rewrite's sampled
-    /// SC search runs one `catalogue_share`-th of its schedules (1: all).
-    /// The command line keeps 2 for the default run only: with `--variant`,
-    /// a configuration of its own or `--full`, every search runs whole.
+    /// In a focused plan, a kernel version's, benign rewrite's or fix
+    /// candidate's sampled SC search runs one `catalogue_share`-th of its
+    /// schedules (1: all), and a fix of an SC behaviour is searched by loom
+    /// at bound 0 when it is above 1. The command line keeps 4 for the
+    /// default run only: with `--variant`, a configuration of its own or
+    /// `--full`, every search runs whole.
     pub catalogue_share: usize,
 }
 
 impl Plan {
     /// The default plan: the standard suite, every variant of `registry`
     /// but benchmark bounds, twins (which are searched as the twins of
-    /// the variants that name them) and fix candidates (which `--full`,
-    /// `--variant` and `flushcheck findings --check` run, to keep the
-    /// default run's time), every property and backend, focused.
+    /// the variants that name them) and the fix candidates a finding
+    /// refutes ([`proposed_fix`]: those are compared by `flushcheck
+    /// findings --check`), every property and backend, focused.
     pub fn new(suite: Suite, registry: Vec<Variant>) -> Self {
         Plan {
             suite,
             variants: registry
                 .iter()
-                .filter(|v| !matches!(v.kind, Kind::Bound | Kind::Twin | Kind::Fix))
+                .filter(|v| match v.kind {
+                    Kind::Bound | Kind::Twin => false,
+                    Kind::Fix => proposed_fix(&v.name),
+                    _ => true,
+                })
                 .cloned()
                 .collect(),
             registry,
@@ -83,7 +96,7 @@ impl Plan {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             shard: Shard::default(),
             focused: true,
-            catalogue_share: 2,
+            catalogue_share: 4,
         }
     }
 
@@ -185,7 +198,16 @@ pub struct NotRun {
 
 impl Plan {
     fn spec(&self, v: &Variant, e: &Entry, b: &Backend) -> RunSpec {
-        let backend = match (b, v.loom_cap) {
+        let loom_cap = if self.sample(v, 2) == 1 && v.kind == Kind::Fix && !weak_memory_fix(&v.name)
+        {
+            // A fix of an SC behaviour, in the default run: the weak-memory
+            // outcomes of every thread order; the SC races are the other
+            // backends'.
+            Some(0)
+        } else {
+            v.loom_cap
+        };
+        let backend = match (b, loom_cap) {
             (Backend::Loom { preemption_bound }, Some(cap)) => Backend::Loom {
                 preemption_bound: Some(preemption_bound.map_or(cap, |p| p.min(cap))),
             },
@@ -215,7 +237,7 @@ impl Plan {
 
     /// The schedules a sampled search of `v` runs, of `iterations`.
     pub fn sample(&self, v: &Variant, iterations: usize) -> usize {
-        let pinned = matches!(v.kind, Kind::Kernel | Kind::Benign);
+        let pinned = matches!(v.kind, Kind::Kernel | Kind::Benign | Kind::Fix);
         if self.focused && pinned && self.shard.count == 1 {
             (iterations / self.catalogue_share.max(1)).max(1)
         } else {
@@ -406,6 +428,25 @@ impl Plan {
         }
         out
     }
+}
+
+/// Whether `name` is a fix candidate every finding it is offered for
+/// expects to fix (docs/findings.md, section 18): those the default run
+/// checks; the refuted ones are compared by `flushcheck findings --check`.
+pub fn proposed_fix(name: &str) -> bool {
+    let mut offered = crate::protocol::findings::all()
+        .into_iter()
+        .flat_map(|f| f.fixes.iter())
+        .filter(|c| c.variant == name)
+        .peekable();
+    offered.peek().is_some() && offered.all(|c| c.expected == Expected::Fixes)
+}
+
+/// Whether `name` is a fix candidate of a finding that needs weak memory.
+fn weak_memory_fix(name: &str) -> bool {
+    crate::protocol::findings::all()
+        .iter()
+        .any(|f| f.weak_memory && f.fixes.iter().any(|c| c.variant == name))
 }
 
 fn single(step: Step) -> Task {

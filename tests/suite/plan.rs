@@ -180,11 +180,12 @@ fn the_default_run_passes_on_one_screen() {
     );
 }
 
-/// The default run samples kernel versions and benign rewrites at half
-/// their entry's schedules and everything else (mutants) whole; the
-/// command line's `--variant` and `--full` sample every variant whole.
+/// The default run samples kernel versions, benign rewrites and fix
+/// candidates at a quarter of their entry's schedules and everything else
+/// (mutants) whole; the command line's `--variant` and `--full` sample
+/// every variant whole.
 #[test]
-fn only_the_default_run_halves_the_catalogues_samples() {
+fn only_the_default_run_samples_a_quarter_of_the_catalogue() {
     use memcg_flush_model::explore::Backend;
     let n = |b: &Backend| match b {
         Backend::ShuttleRandom { iterations, .. } | Backend::ShuttlePct { iterations, .. } => {
@@ -212,10 +213,10 @@ fn only_the_default_run_halves_the_catalogues_samples() {
             .collect()
     };
     let plan = default_plan();
-    for kind in [Kind::Kernel, Kind::Benign] {
+    for kind in [Kind::Kernel, Kind::Benign, Kind::Fix] {
         let s = sizes(&plan, kind);
         assert!(!s.is_empty(), "{kind:?}");
-        assert!(s.iter().all(|&(w, r)| r == w / 2), "{kind:?}: {s:?}");
+        assert!(s.iter().all(|&(w, r)| r == w / 4), "{kind:?}: {s:?}");
     }
     let s = sizes(&plan, Kind::Mutant);
     assert!(!s.is_empty() && s.iter().all(|&(w, r)| r == w), "{s:?}");
@@ -235,4 +236,50 @@ fn only_the_default_run_halves_the_catalogues_samples() {
             "{args:?}: {s:?}"
         );
     }
+}
+
+/// The default run checks, for every behavioural finding, at least one fix
+/// candidate that the finding expects to fix, and no refuted one; the fix
+/// of an SC behaviour gets loom at bound 0 there and its entry's bound
+/// under `--variant`, a weak-memory finding's fix its entry's bound always.
+#[test]
+fn the_default_run_checks_every_findings_proposed_fixes() {
+    use memcg_flush_model::explore::Backend;
+    use memcg_flush_model::protocol::findings::{self, Expected};
+    let plan = default_plan();
+    let checked = |name: &str| plan.variants.iter().any(|v| v.name == name);
+    for f in findings::all().iter().filter(|f| !f.fixes.is_empty()) {
+        assert!(
+            f.fixes
+                .iter()
+                .any(|c| c.expected == Expected::Fixes && checked(c.variant)),
+            "{}: no proposed fix in the default run",
+            f.id
+        );
+        for c in f.fixes.iter().filter(|c| c.expected == Expected::Refuted) {
+            assert!(!checked(c.variant), "{}: refuted {} runs", f.id, c.variant);
+        }
+    }
+    let loom_bounds = |plan: &Plan, name: &str| -> Vec<Option<usize>> {
+        plan.tasks()
+            .iter()
+            .flat_map(|t| &t.steps)
+            .filter(|s| s.variant.name == name)
+            .filter_map(|s| match s.spec.backend {
+                Backend::Loom { preemption_bound } => Some(preemption_bound),
+                _ => None,
+            })
+            .collect()
+    };
+    let sc = loom_bounds(&plan, "v6.8-fix-gate-or-root");
+    assert!(!sc.is_empty() && sc.iter().all(|b| *b == Some(0)), "{sc:?}");
+    let weak = loom_bounds(&plan, "v6.17-tree-mb-rmb");
+    assert!(
+        weak.contains(&Some(1)) && !weak.contains(&Some(0)),
+        "{weak:?}"
+    );
+    let mut whole = plan.clone();
+    whole.catalogue_share = 1;
+    let sc = loom_bounds(&whole, "v6.8-fix-gate-or-root");
+    assert!(sc.contains(&Some(1)) && !sc.contains(&Some(0)), "{sc:?}");
 }
