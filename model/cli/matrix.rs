@@ -198,7 +198,7 @@ pub fn run_with_progress(plan: &Plan, in_process: bool) -> (Matrix, Duration) {
             .map(|v| v.property.name())
             .collect();
         let line = format!(
-            "[{done}/{total} {:.0}s] {} {} {}: {} executions [{:.3}]{}",
+            "[{done}/{total} {:.0}s] {} {} {}: {} executions in {:.2} s{}",
             start.elapsed().as_secs_f64(),
             r.spec.variant,
             r.spec.entry,
