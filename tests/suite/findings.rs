@@ -247,3 +247,60 @@ fn report_c10_bound_is_mail_ready() {
     // Its witness has four threads: the trace is narrowed to fit.
     mail_ready("c10-bound", false);
 }
+
+/// docs/findings.md, section 18, "What each candidate does to staleness":
+/// exact maxima of the unfixed version, its twin and its candidates.
+#[test]
+fn fix_candidates_staleness_effect() {
+    use crate::common::{reg, variant};
+    use memcg_flush_model::measure::bounds::measure_exhaustive;
+    use memcg_flush_model::Config;
+    let max = |cfg: &Config, v: &str| {
+        let b = measure_exhaustive(cfg, variant(v), reg(), 2_000_000, Duration::from_secs(120));
+        assert!(b.finished, "{cfg} {v}: cut short");
+        b
+    };
+    // B7: the candidate removes what a reader that decided to flush misses.
+    for cpus in [1, 2] {
+        let cfg = Config {
+            cpus,
+            batch: 1,
+            updates: 2,
+            vals: vec![1],
+            readers: 1,
+            periodic: true,
+            ..Config::default()
+        };
+        let n = 2 * cpus as i64;
+        for v in ["v6.4", "v6.4-no-skip"] {
+            let b = max(&cfg, v);
+            assert_eq!(
+                (b.stale_after_flush_call, b.stale_after_skip),
+                (n, n),
+                "{v}"
+            );
+        }
+        let b = max(&cfg, "v6.4-fix-flushers-wait");
+        assert_eq!(
+            (
+                b.stale_at_no_flush,
+                b.stale_after_flush_call,
+                b.stale_after_skip
+            ),
+            (n, 0, 0)
+        );
+    }
+    // C12's race-free witness with a reader of the root: the break holds
+    // the root's count at 70; without it the count reaches all 134 pages.
+    let mut cfg = (by_id("c12-fold-skew").expect("finding").witness.cfg)();
+    cfg.readers = 1;
+    cfg.read = vec![0];
+    for (v, thr) in [
+        ("v6.17", 70),
+        ("v6.17-no-break", 134),
+        ("v6.17-fix-no-break", 134),
+    ] {
+        let b = max(&cfg, v);
+        assert_eq!((b.stale_at_no_flush, b.max_threshold), (134, thr), "{v}");
+    }
+}
