@@ -261,10 +261,37 @@ pub fn replay(f: &Finding, registry: &[Variant], budget: Duration) -> Result<Rep
             }
         }
         Shown::TriggeredRead => triggered_trace(f, &variant, &cfg, registry, budget)?,
-        Shown::SkippedFlush => (
-            None,
-            "the DFS's maximum (bounds --witness prints it)".into(),
-        ),
+        Shown::SkippedFlush => {
+            let b = crate::measure::bounds::measure_exhaustive(
+                &cfg, &variant, registry, 2_000_000, budget,
+            );
+            if b.skip_witness.is_empty() {
+                (None, format!("{}: no skipped flush read stale", b.search))
+            } else {
+                let c = Counterexample {
+                    variant: variant.name.clone(),
+                    // The staleness is a measure, not a property's verdict:
+                    // C1's is the bound it is measured beside.
+                    property: Property::DocumentedErrorBound,
+                    backend: BackendName::ShuttleDfs.to_string(),
+                    family: variant.family,
+                    cfg: cfg.clone(),
+                    violation: format!(
+                        "reader 0's flush was skipped for the one in progress and it read {} of {} pages stale",
+                        b.stale_after_skip,
+                        cfg.total()
+                    ),
+                    steps: b.skip_witness.clone(),
+                    search: b.search.clone(),
+                    token: String::new(),
+                };
+                let how = format!(
+                    "{}: the first interleaving with the most pages stale after a skipped flush",
+                    b.search
+                );
+                (Some(c), how)
+            }
+        }
     };
     Ok(Replayed { check, trace, how })
 }

@@ -86,6 +86,10 @@ fn off_by_one_round_trip_on_shuttle_with_short_steps() {
 }
 
 #[test]
+#[cfg_attr(
+    not(loom),
+    ignore = "10 s: under --cfg loom (.ci/loom), or run with --ignored"
+)]
 fn a_later_epoch_bug_is_explained_on_the_suite() {
     // No configuration given: explain tries the suite's entries (all 22
     // flush entries, at 2,000 schedules per search instead of the default
@@ -160,6 +164,10 @@ fn loom_outcome_violation_round_trips() {
 /// The finding of docs/findings.md: v6.0 skips a flush that v5.19 performs
 /// on the same schedule.
 #[test]
+#[cfg_attr(
+    not(loom),
+    ignore = "10 s: under --cfg loom (.ci/loom), or run with --ignored"
+)]
 fn the_same_schedule_finding_has_a_replayable_witness() {
     let out = explain_and_replay(
         &[

@@ -304,3 +304,22 @@ fn fix_candidates_staleness_effect() {
         assert_eq!((b.stale_at_no_flush, b.max_threshold), (134, thr), "{v}");
     }
 }
+
+/// B7's report carries a trace: the DFS's first interleaving in which the
+/// reader's flush is skipped for the periodic work's and it reads every
+/// page stale.
+#[test]
+fn b7_replay_has_a_trace() {
+    use memcg_flush_model::drive::findings::replay;
+    let f = by_id("b7-skipped-flusher").expect("finding");
+    let r = replay(&f, &registry(), BUDGET).expect("replay");
+    assert!(r.check.shows, "{:?}", r.check);
+    let c = r.trace.expect("a trace");
+    assert!(
+        c.violation.contains("read 2 of 2 pages stale"),
+        "{}",
+        c.violation
+    );
+    let diagram = c.diagram(80);
+    assert!(diagram.contains("flush"), "{diagram}");
+}

@@ -264,6 +264,10 @@ fn weak_memory_lets_a_flush_miss_the_updates_that_triggered_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(loom),
+    ignore = "14 s: under --cfg loom (.ci/loom), or run with --ignored"
+)]
 fn c12_witness_is_minimal_and_v6_8_breaks_the_invariant_without_losing_a_flush() {
     // Every SC interleaving (stateful DFS): one CPU charging a child of the
     // root while the periodic work flushes. The invariant fails with three

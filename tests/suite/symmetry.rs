@@ -92,6 +92,10 @@ fn compare_with(cfg: &Config, families: &[Family], workers: bool) -> (u64, u64) 
 
 /// Three interchangeable CPUs: the reduction must also store fewer states.
 #[test]
+#[cfg_attr(
+    not(loom),
+    ignore = "7 s: under --cfg loom (.ci/loom), or run with --ignored"
+)]
 fn reductions_equal_plain_on_three_cpus_global() {
     let cfg = growth_config(3, 1);
     let (plain, sym) = compare(&cfg, &[Family::Global]);
