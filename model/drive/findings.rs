@@ -209,6 +209,45 @@ fn skipped_flush(
     })
 }
 
+/// B7's trace: the first interleaving of the search in which a reader
+/// whose flush was skipped read the most pages stale.
+fn skip_trace(
+    variant: &Variant,
+    cfg: &Config,
+    registry: &[Variant],
+    b: &Backend,
+    budget: Duration,
+) -> Result<(Option<Counterexample>, String), String> {
+    let checks = judged(variant, cfg, b);
+    let mut plan = monitor_plan(variant, registry, cfg, b, checks)?;
+    plan.trace = true;
+    let (_, shared) = explore_variant(variant, plan, b, Shard::default(), budget, None, None);
+    let Some((stale, _, steps)) = shared.measures.stale_after_skipped_flush.get() else {
+        return Ok((None, format!("{}: no skipped flush read stale", b.search())));
+    };
+    let c = Counterexample {
+        variant: variant.name.clone(),
+        // The staleness is a measure, not a property's verdict: C1's is
+        // the bound it is measured beside.
+        property: Property::DocumentedErrorBound,
+        backend: b.id().to_string(),
+        family: variant.family,
+        cfg: cfg.clone(),
+        violation: format!(
+            "reader 0's flush was skipped for the one in progress and it read {stale} of {} pages stale",
+            cfg.total()
+        ),
+        steps,
+        search: b.search(),
+        token: String::new(),
+    };
+    let how = format!(
+        "{}: the first interleaving with the most pages stale after a skipped flush",
+        b.search()
+    );
+    Ok((Some(c), how))
+}
+
 /// A finding's witness, replayed: the deciding search, and the shortest
 /// trace found.
 #[derive(Clone, Debug)]
@@ -261,37 +300,7 @@ pub fn replay(f: &Finding, registry: &[Variant], budget: Duration) -> Result<Rep
             }
         }
         Shown::TriggeredRead => triggered_trace(f, &variant, &cfg, registry, budget)?,
-        Shown::SkippedFlush => {
-            let b = crate::measure::bounds::measure_exhaustive(
-                &cfg, &variant, registry, 2_000_000, budget,
-            );
-            if b.skip_witness.is_empty() {
-                (None, format!("{}: no skipped flush read stale", b.search))
-            } else {
-                let c = Counterexample {
-                    variant: variant.name.clone(),
-                    // The staleness is a measure, not a property's verdict:
-                    // C1's is the bound it is measured beside.
-                    property: Property::DocumentedErrorBound,
-                    backend: BackendName::ShuttleDfs.to_string(),
-                    family: variant.family,
-                    cfg: cfg.clone(),
-                    violation: format!(
-                        "reader 0's flush was skipped for the one in progress and it read {} of {} pages stale",
-                        b.stale_after_skip,
-                        cfg.total()
-                    ),
-                    steps: b.skip_witness.clone(),
-                    search: b.search.clone(),
-                    token: String::new(),
-                };
-                let how = format!(
-                    "{}: the first interleaving with the most pages stale after a skipped flush",
-                    b.search
-                );
-                (Some(c), how)
-            }
-        }
+        Shown::SkippedFlush => skip_trace(&variant, &cfg, registry, &backend(f), budget)?,
     };
     Ok(Replayed { check, trace, how })
 }
