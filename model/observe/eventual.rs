@@ -41,7 +41,7 @@ impl Eventual {
 
     /// After `k` more flushes, one memcg's aggregate: `short` as above.
     pub fn settled(&mut self, k: usize, short: bool) {
-        debug_assert!(k <= MAX_SETTLE + 1);
+        assert!(k <= MAX_SETTLE + 1);
         self.reported |= 1 << k;
         if short {
             self.short_after |= 1 << k;
