@@ -151,7 +151,7 @@ pub fn table(plan: &Plan, cells: &[Cell], notes: bool) -> String {
             }
         }
     }
-    if plan.variants.iter().any(|v| plan.sample(v, 2) < 2) {
+    if plan.variants.iter().any(|v| plan.reduced(v)) {
         let _ = writeln!(
             out,
             "  (kernel versions, benign rewrites and fix candidates: 1/{} of each random or PCT search's schedules,\n   and loom at bound 0 for a fix of an SC behaviour; --full for all)",

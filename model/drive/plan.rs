@@ -198,8 +198,7 @@ pub struct NotRun {
 
 impl Plan {
     fn spec(&self, v: &Variant, e: &Entry, b: &Backend) -> RunSpec {
-        let loom_cap = if self.sample(v, 2) == 1 && v.kind == Kind::Fix && !weak_memory_fix(&v.name)
-        {
+        let loom_cap = if self.reduced(v) && v.kind == Kind::Fix && !weak_memory_fix(&v.name) {
             // A fix of an SC behaviour, in the default run: the weak-memory
             // outcomes of every thread order; the SC races are the other
             // backends'.
@@ -235,11 +234,18 @@ impl Plan {
         spec
     }
 
+    /// Whether this plan searches `v` in the default run's reduced form
+    /// ([`Plan::catalogue_share`]): a focused, unsharded plan with a share
+    /// above 1, and `v` a kernel version, benign rewrite or fix candidate.
+    pub fn reduced(&self, v: &Variant) -> bool {
+        let pinned = matches!(v.kind, Kind::Kernel | Kind::Benign | Kind::Fix);
+        self.focused && pinned && self.shard.count == 1 && self.catalogue_share > 1
+    }
+
     /// The schedules a sampled search of `v` runs, of `iterations`.
     pub fn sample(&self, v: &Variant, iterations: usize) -> usize {
-        let pinned = matches!(v.kind, Kind::Kernel | Kind::Benign | Kind::Fix);
-        if self.focused && pinned && self.shard.count == 1 {
-            (iterations / self.catalogue_share.max(1)).max(1)
+        if self.reduced(v) {
+            (iterations / self.catalogue_share).max(1)
         } else {
             iterations
         }
