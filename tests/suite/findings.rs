@@ -260,17 +260,11 @@ fn fix_candidates_staleness_effect() {
         assert!(b.finished, "{cfg} {v}: cut short");
         b
     };
-    // B7: the candidate removes what a reader that decided to flush misses.
+    // B7's witness on one and two CPUs: the candidate removes what a
+    // reader that decided to flush misses.
+    let b7 = (by_id("b7-skipped-flusher").expect("finding").witness.cfg)();
     for cpus in [1, 2] {
-        let cfg = Config {
-            cpus,
-            batch: 1,
-            updates: 2,
-            vals: vec![1],
-            readers: 1,
-            periodic: true,
-            ..Config::default()
-        };
+        let cfg = Config { cpus, ..b7.clone() };
         let n = 2 * cpus as i64;
         for v in ["v6.4", "v6.4-no-skip"] {
             let b = max(&cfg, v);
