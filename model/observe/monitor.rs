@@ -51,6 +51,28 @@ struct ExecState {
     eventual: Eventual,
 }
 
+impl ExecState {
+    /// A copy, if both twin gates can be copied.
+    fn copy(&self) -> Option<ExecState> {
+        let gate = |g: &Option<Box<dyn TwinGate>>| match g {
+            Some(g) => g.boxed_clone().map(Some),
+            None => Some(None),
+        };
+        Some(ExecState {
+            ghost: self.ghost.clone(),
+            twin: gate(&self.twin)?,
+            same_schedule: gate(&self.same_schedule)?,
+            outcome: self.outcome.clone(),
+            decision: self.decision.clone(),
+            began: self.began.clone(),
+            last_read: self.last_read.clone(),
+            violated: self.violated.clone(),
+            quiescent: self.quiescent,
+            eventual: self.eventual,
+        })
+    }
+}
+
 /// The monitor of one execution.
 pub struct Monitor {
     shared: Arc<Shared>,
@@ -374,6 +396,26 @@ impl Sink for Monitor {
             s.outcome.hash(&mut h);
         }
         true
+    }
+
+    /// The execution state, unless the plan records a trace (whose steps
+    /// a skipped prefix would leave out).
+    fn save(&self) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        if self.shared.plan.trace {
+            return None;
+        }
+        let s = lock(&self.state).copy()?;
+        Some(Box::new(Mutex::new(s)))
+    }
+
+    fn restore(&self, saved: &(dyn std::any::Any + Send + Sync)) {
+        let saved = saved
+            .downcast_ref::<Mutex<ExecState>>()
+            .and_then(|s| lock(s).copy());
+        match saved {
+            Some(s) => *lock(&self.state) = s,
+            None => panic!("flushcheck: Monitor::restore was given a state it did not save"),
+        }
     }
 
     /// The ghost state's and the twin gates' parts of CPU `cpu`.

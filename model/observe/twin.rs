@@ -62,6 +62,12 @@ pub trait TwinGate: Send {
     fn digest_renamed(&self, _rename: &[usize], _state: &mut dyn std::hash::Hasher) -> bool {
         false
     }
+    /// A copy of the gate as it stands, for [`crate::vocab::obs::Sink::save`];
+    /// `None` (the default) if it cannot be copied: the exhaustive search
+    /// then replays every observation.
+    fn boxed_clone(&self) -> Option<Box<dyn TwinGate>> {
+        None
+    }
 }
 
 /// A variant's own reader gate, as data: what a twin gate is built from
@@ -101,7 +107,7 @@ impl Gate {
 /// The gate of v5.19 (v5.16-v6.3 without 873f64b791a2): one global
 /// threshold counting batches of `MEMCG_CHARGE_BATCH` pages per CPU, a
 /// reader that flushes when it is above `num_online_cpus()`.
-#[derive(Hash)]
+#[derive(Clone, Hash)]
 pub struct GlobalGate {
     n: i64,
     batch: i64,
@@ -147,6 +153,9 @@ impl GlobalGate {
 }
 
 impl TwinGate for GlobalGate {
+    fn boxed_clone(&self) -> Option<Box<dyn TwinGate>> {
+        Some(Box::new(self.clone()))
+    }
     fn observe(&mut self, actor: Actor, obs: &Obs) {
         if let Actor::Cpu(c) = actor {
             if c >= self.su.len() {
@@ -290,6 +299,7 @@ struct TwinUpdate {
 /// an atomic (at the callback's read of it) reset the twin's too, when its
 /// walk has read that counter (that memcg): the twin resets what its own
 /// callbacks would.
+#[derive(Clone)]
 pub struct PerMemcgGate {
     cfg: crate::config::Config,
     trigger: i64,
@@ -397,6 +407,9 @@ impl PerMemcgGate {
 }
 
 impl TwinGate for PerMemcgGate {
+    fn boxed_clone(&self) -> Option<Box<dyn TwinGate>> {
+        Some(Box::new(self.clone()))
+    }
     /// The counters, the updates in progress and the open sections; the
     /// configuration and the trigger are fixed for the execution.
     fn digest(&self, mut state: &mut dyn std::hash::Hasher) -> bool {

@@ -562,6 +562,20 @@ pub trait Sink: Send + Sync {
     fn digest_renamed(&self, _rename: &[usize], _state: &mut dyn std::hash::Hasher) -> bool {
         false
     }
+
+    /// A copy of this execution's observer state (what [`Sink::digest`]
+    /// covers and whatever else later observations use), for the stateful
+    /// search: it saves the state at each branching decision and, when it
+    /// runs a schedule's prefix again to try another choice there, skips
+    /// the prefix's observations and [`Sink::restore`]s the copy instead.
+    /// `None` (the default): every observation is replayed.
+    fn save(&self) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        None
+    }
+
+    /// Put back a state [`Sink::save`] returned (of an earlier execution of
+    /// the same plan, at the same point of the same schedule).
+    fn restore(&self, _saved: &(dyn std::any::Any + Send + Sync)) {}
 }
 
 /// `actor` with its CPU number written as `rename[c]` (other actors as they

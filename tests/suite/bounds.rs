@@ -148,8 +148,9 @@ fn derived_matches_exhaustive(i: usize) -> Vec<Bound> {
 }
 
 // The counts below are the states the stateful DFS stores (sleep sets with
-// each step's actual footprint, and state caching, a walk's locals dead
-// after each CPU it visited); schedule counts are
+// each step's actual footprint, and state caching of the states with more
+// than one choice, a walk's locals dead after each CPU it visited);
+// schedule counts are
 // in the messages. The stateless counts in docs/findings.md were larger.
 
 /// C1's smallest race-free violation, exhaustively: 6 pages > 4, all
@@ -159,7 +160,7 @@ fn exhaustive_two_cpus_one_page() {
     let rows = derived_matches_exhaustive(0);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (164, 239),
+        (84, 126),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -173,7 +174,7 @@ fn exhaustive_racing_reset() {
     let rows = derived_matches_exhaustive(1);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (1062, 1628),
+        (219, 451),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -188,7 +189,7 @@ fn exhaustive_huge_pages_racing_reset() {
     let rows = derived_matches_exhaustive(2);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (1961, 5866),
+        (597, 1840),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -202,7 +203,7 @@ fn exhaustive_three_cpus_huge_pages() {
     let rows = derived_matches_exhaustive(3);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (269, 710),
+        (148, 447),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -371,7 +372,7 @@ fn smallest_documented_bound_violation_is_one_pending_crossing() {
         Duration::from_secs(60),
     );
     assert_eq!(b.matches_derived(), Some(true), "{b:?}");
-    assert_eq!((b.executions, b.states), (8, 77));
+    assert_eq!((b.executions, b.states), (8, 7));
     assert_eq!((b.stale_at_no_flush, b.documented), (2, 1), "{b:?}");
     assert_eq!(b.split, [2, 0, 0, 0], "{b:?}");
 }

@@ -218,3 +218,42 @@ fn stateful_equals_stateless_on_the_suite_dfs_entries() {
         eprintln!("{cfg}: stateful {mine} schedules, sleep sets {theirs}");
     }
 }
+
+/// Quiet prefixes (docs/exhaustive.md, section 9): a schedule that comes
+/// back to a branching decision replays the prefix without tracking or
+/// observing it and restores the state saved there. They store exactly
+/// the states and run exactly the schedules that tracked replays do, with
+/// the same verdicts, maxima, splits and coverage events, for every global
+/// variant on two CPUs with two updates and a reader (walks that a prefix
+/// begins and the restored state finishes), and on one CPU with a reader
+/// and the periodic work (two flushers: spin waits).
+#[test]
+fn quiet_prefixes_store_the_states_tracked_replays_store() {
+    use memcg_flush_model::explore::dfs::tracked_replays;
+    for cfg in [
+        cfg::one_cpu_reader().cpus(2),
+        cfg::one_cpu_reader().periodic(true),
+    ] {
+        for v in reg()
+            .iter()
+            .filter(|v| v.kind != Kind::Bound && v.family == Family::Global && !tree_family(v))
+        {
+            let quiet = search(&cfg, &v.name, &dfs(true, true));
+            let tracked = tracked_replays(|| search(&cfg, &v.name, &dfs(true, true)));
+            let at = format!("{} on {cfg}: quiet prefixes vs tracked replays", v.name);
+            assert_eq!(
+                (quiet.schedules, quiet.states, quiet.revisits, quiet.pruned),
+                (
+                    tracked.schedules,
+                    tracked.states,
+                    tracked.revisits,
+                    tracked.pruned
+                ),
+                "{at}"
+            );
+            assert_eq!(quiet.verdicts, tracked.verdicts, "{at}");
+            assert_eq!(quiet.maxima, tracked.maxima, "{at}");
+            assert_eq!(quiet.events, tracked.events, "{at}");
+        }
+    }
+}

@@ -26,8 +26,8 @@
 //! otherwise make the tree infinite, and rescheduling a spinning thread at
 //! once only re-reads the same state.
 //!
-//! **State caching** (`stateful`). At every new decision the scheduler
-//! digests the state: the value of every atomic and cell (reported with
+//! **State caching** (`stateful`). At every new decision with more than
+//! one choice the scheduler digests the state: the value of every atomic and cell (reported with
 //! each access, [`access`]), each task's steps and the values its
 //! operations returned since it started or last declared its locals dead
 //! ([`checkpoint_locals`]), the task that just yielded, and the observer's
@@ -37,6 +37,15 @@
 //! again and stored with the intersection. States are stored as 128-bit
 //! digests ([`Digest`]). docs/exhaustive.md has the argument and the
 //! figures.
+//!
+//! **Quiet prefixes.** At each branching decision the stateful search
+//! saves the tracked execution and the observer's state
+//! ([`crate::vocab::obs::Sink::save`]). A schedule that comes back to try
+//! another choice there runs the prefix again (shuttle cannot resume an
+//! execution) but tracks and observes nothing until it reaches that
+//! decision, where it restores the saved state: the prefix's operations
+//! run as scheduling points only. The restored state is the one a tracked
+//! replay would reach, since the prefix is the same deterministic run.
 //!
 //! A schedule that stops exploring (every task asleep, or a state seen
 //! before) is *drained*: it runs to its end with nothing recorded or
@@ -53,14 +62,33 @@ pub use crate::vocab::footprint::{GhostKind, GhostLoc};
 pub use digest::{Digest, PassThrough};
 pub use record::{
     access, activate, checkpoint_locals, created, global, install_recorder, new_execution, next_id,
-    opaque, set_role, set_sink, silent, Footprint,
+    opaque, set_role, set_sink, silent, unobserved, Footprint,
 };
 pub use split::{Split, Visited};
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use record::{chosen, set_mode, take, with_track, FOOTPRINTS, STATE};
+/// Calls of [`tracked_replays`] in progress.
+static TRACKED_REPLAYS: AtomicUsize = AtomicUsize::new(0);
+
+/// Run `f` with the quiet prefixes off: every stateful search that starts
+/// in this process meanwhile (searches run on threads of their own)
+/// tracks and observes every replayed step, as before quiet prefixes
+/// existed. Both store the same states; this is for the test that shows it.
+pub fn tracked_replays<R>(f: impl FnOnce() -> R) -> R {
+    struct Off;
+    impl Drop for Off {
+        fn drop(&mut self) {
+            TRACKED_REPLAYS.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    TRACKED_REPLAYS.fetch_add(1, Ordering::SeqCst);
+    let _off = Off;
+    f()
+}
+
+use record::{chosen, set_mode, take, with_track, Saved, FOOTPRINTS, STATE};
 
 /// One decision of the search.
 struct Level {
@@ -74,6 +102,10 @@ struct Level {
     sleep: Vec<(usize, Footprint)>,
     /// Branching levels (more than one choice) above this one.
     above: usize,
+    /// The state on arrival, if this level branches and the observer can
+    /// save its part (stateful search): a schedule that comes back to
+    /// try another choice replays the prefix quietly and restores it.
+    saved: Option<Saved>,
 }
 
 impl Level {
@@ -140,6 +172,8 @@ pub struct Dfs {
     symmetry: bool,
     /// The running schedule was pruned and only runs to its end.
     draining: bool,
+    /// Save the state at branching decisions and replay prefixes quietly.
+    quiet: bool,
     /// Per state digest, the sleep set (a mask of task ids) it was
     /// explored with: every choice outside it was explored from there.
     visited: Arc<Visited>,
@@ -164,6 +198,7 @@ impl Dfs {
             stateful,
             symmetry: false,
             draining: false,
+            quiet: TRACKED_REPLAYS.load(Ordering::SeqCst) == 0,
             visited: Arc::default(),
         }
     }
@@ -307,6 +342,9 @@ impl shuttle::scheduler::Scheduler for Dfs {
                 self.stats.exhausted.fetch_add(1, Ordering::Relaxed);
                 return None;
             }
+            if self.levels.last().is_some_and(|l| l.saved.is_some()) {
+                record::quiet();
+            }
         }
         if self.stats.started.fetch_add(1, Ordering::Relaxed) >= self.cap {
             return None;
@@ -346,9 +384,16 @@ impl shuttle::scheduler::Scheduler for Dfs {
         self.close_step();
         if self.depth < self.levels.len() {
             let l = &self.levels[self.depth];
+            let replay = l.fps[l.idx].is_some();
+            if !replay {
+                // The end of the prefix: the choice tried anew.
+                if let Some(saved) = &l.saved {
+                    record::restore(saved);
+                }
+            }
             self.depth += 1;
             let t = l.choices[l.idx];
-            chosen(t, l.fps[l.idx].is_some());
+            chosen(t, replay);
             return Some(t.into());
         }
         let sleep = match self.depth {
@@ -379,7 +424,12 @@ impl shuttle::scheduler::Scheduler for Dfs {
             self.drain();
             return self.next_task(runnable, current, is_yielding);
         }
+        // Only branching states are stored: a revisit of a state with one
+        // choice is caught one step on, at the next branching one (or the
+        // schedule ends without branching), and the digests of the states
+        // in between are saved (docs/exhaustive.md, section 9).
         if self.stateful
+            && choices.len() > 1
             && self.caches_at(above)
             && self.seen_before(&sleep, yielded.map(usize::from))
         {
@@ -388,12 +438,18 @@ impl shuttle::scheduler::Scheduler for Dfs {
             return self.next_task(runnable, current, is_yielding);
         }
         let n = choices.len();
+        let saved = if self.stateful && self.quiet && n > 1 {
+            record::save()
+        } else {
+            None
+        };
         self.levels.push(Level {
             choices,
             idx: 0,
             fps: vec![None; n],
             sleep,
             above,
+            saved,
         });
         self.depth += 1;
         self.stats

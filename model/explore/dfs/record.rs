@@ -53,6 +53,9 @@ thread_local! {
     static SILENT: Cell<bool> = const { Cell::new(false) };
     /// The running step replays one whose footprint is known already.
     static REPLAY: Cell<bool> = const { Cell::new(false) };
+    /// The running schedule replays a prefix whose end state was saved:
+    /// nothing is tracked or observed until [`restore`].
+    static QUIET: Cell<bool> = const { Cell::new(false) };
     static NEXT_ID: Cell<usize> = const { Cell::new(0) };
     static CURRENT: RefCell<Footprint> = RefCell::new(Footprint::default());
     static TRACK: RefCell<Track> = RefCell::new(Track::default());
@@ -107,7 +110,7 @@ pub fn opaque() {
 /// The observer of this execution, whose state is part of the search's
 /// state ([`Sink::digest`]).
 pub fn set_sink(sink: Option<Arc<dyn Sink>>) {
-    if mode() == STATE {
+    if mode() == STATE || QUIET.with(Cell::get) {
         TRACK.with(|t| t.borrow_mut().sink = sink);
     }
 }
@@ -132,23 +135,32 @@ pub fn checkpoint_locals(tag: u64) {
     }
 }
 
+// The spin snapshot and the walk entry are kept in the tracked execution,
+// per task, not in the token the caller holds: a quiet prefix
+// ([`quiet`]) may take one that the step after [`restore`] uses, and the
+// restored execution has it as a tracked replay would.
+
 fn spin_snapshot() -> Option<SpinSnapshot> {
+    if QUIET.with(Cell::get) {
+        return Some(SpinSnapshot([0; 3]));
+    }
     (mode() == STATE).then(|| {
         TRACK.with(|t| {
             let mut t = t.borrow_mut();
             let cur = t.current;
             let l = *t.task(cur);
-            SpinSnapshot([l.steps, l.seen.a, l.seen.b])
+            t.kept(cur).spin = [l.steps, l.seen.a, l.seen.b];
+            SpinSnapshot([0; 3])
         })
     })
 }
 
-fn spin_restore(snap: SpinSnapshot) {
+fn spin_restore(_snap: SpinSnapshot) {
     if mode() == STATE {
-        let [steps, a, b] = snap.0;
         TRACK.with(|t| {
             let mut t = t.borrow_mut();
             let cur = t.current;
+            let [steps, a, b] = t.kept(cur).spin;
             let l = t.task(cur);
             // The retry re-read what the first failure read: the CPUs it
             // pinned are pinned already.
@@ -177,21 +189,25 @@ impl Recorder for DfsRecorder {
         spin_restore(snap);
     }
     fn walk_begin(&self) -> Option<WalkEntry> {
+        if QUIET.with(Cell::get) {
+            return Some(WalkEntry([0; 4]));
+        }
         (mode() == STATE).then(|| {
             TRACK.with(|t| {
                 let mut t = t.borrow_mut();
                 let cur = t.current;
                 let l = *t.task(cur);
-                WalkEntry([l.steps, l.seen.a, l.seen.b, l.pins])
+                t.kept(cur).walk = [l.steps, l.seen.a, l.seen.b, l.pins];
+                WalkEntry([0; 4])
             })
         })
     }
-    fn walk_done(&self, entry: WalkEntry, done: u64) {
+    fn walk_done(&self, _entry: WalkEntry, done: u64) {
         if mode() == STATE {
-            let [steps, a, b, pins] = entry.0;
             TRACK.with(|t| {
                 let mut t = t.borrow_mut();
                 let cur = t.current;
+                let [steps, a, b, pins] = t.kept(cur).walk;
                 let mut seen = Digest::default();
                 for w in [0x3A1C_0000_0000_0000, steps, a, b] {
                     seen.word(w);
@@ -284,7 +300,56 @@ pub(super) fn set_mode(m: u8) {
     MODE.with(|a| a.set(m));
     SILENT.with(|a| a.set(false));
     REPLAY.with(|a| a.set(false));
+    QUIET.with(|a| a.set(false));
     new_execution();
+}
+
+/// What a stateful search saves at a branching decision: the tracked
+/// execution and the observer's state ([`Sink::save`]).
+pub(super) struct Saved {
+    track: Track,
+    observer: Box<dyn std::any::Any + Send + Sync>,
+}
+
+/// The state reached now, if the observer can save its part.
+pub(super) fn save() -> Option<Saved> {
+    TRACK.with(|t| {
+        let t = t.borrow();
+        let observer = t.sink.as_ref()?.save()?;
+        Some(Saved {
+            track: t.clone(),
+            observer,
+        })
+    })
+}
+
+/// Replay the coming prefix quietly: track and observe nothing (the
+/// operations still run, as scheduling points) until [`restore`].
+pub(super) fn quiet() {
+    MODE.with(|m| m.set(OFF));
+    QUIET.with(|q| q.set(true));
+}
+
+/// The end of a quiet prefix: put back the state saved where it ends.
+pub(super) fn restore(saved: &Saved) {
+    TRACK.with(|t| {
+        let mut t = t.borrow_mut();
+        // This execution's observer, which set_sink installed.
+        let sink = t.sink.take();
+        *t = saved.track.clone();
+        if let Some(s) = &sink {
+            s.restore(&*saved.observer);
+        }
+        t.sink = sink;
+    });
+    MODE.with(|m| m.set(STATE));
+    QUIET.with(|q| q.set(false));
+}
+
+/// Whether observations are skipped: a drained schedule, or a quiet
+/// prefix.
+pub fn unobserved() -> bool {
+    SILENT.with(Cell::get) || QUIET.with(Cell::get)
 }
 
 /// Drain the running schedule: record nothing, observe nothing, until the

@@ -30,6 +30,16 @@ pub(super) struct Local {
     pub(super) walked: u64,
 }
 
+/// What a task keeps across steps for the recorder: its local state when
+/// it first failed to take a spin lock (a retry re-reads what that failure
+/// read) and when its walk of the CPUs began. Not part of the state: both
+/// are functions of the task's [`Local`] history.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Kept {
+    pub(super) spin: [u64; 3],
+    pub(super) walk: [u64; 4],
+}
+
 /// Who stands for a CPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) enum Role {
@@ -44,7 +54,7 @@ pub(super) enum Role {
 }
 
 /// The execution as the stateful search tracks it.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(super) struct Track {
     /// The value of every atomic and cell, by id.
     pub(super) mem: Vec<i64>,
@@ -57,6 +67,8 @@ pub(super) struct Track {
     pub(super) building: Option<u8>,
     /// Per task id.
     pub(super) tasks: Vec<Local>,
+    /// Per task id: what it keeps for the recorder.
+    pub(super) kept: Vec<Kept>,
     /// Per task id: the CPU it stands for.
     pub(super) role: Vec<Option<u8>>,
     /// Per CPU: who stands for it.
@@ -83,6 +95,13 @@ impl Track {
             self.tasks.resize(t + 1, Local::default());
         }
         &mut self.tasks[t]
+    }
+
+    pub(super) fn kept(&mut self, t: usize) -> &mut Kept {
+        if self.kept.len() <= t {
+            self.kept.resize(t + 1, Kept::default());
+        }
+        &mut self.kept[t]
     }
 
     pub(super) fn set(&mut self, id: usize, v: i64) {

@@ -227,7 +227,7 @@ impl Platform for Shuttle {
         with_ctx(|c| c.actor = actor);
     }
     fn emit(make: impl FnOnce() -> crate::vocab::Obs) {
-        if dfs::silent() {
+        if dfs::unobserved() {
             return;
         }
         if let Some((actor, sink)) = with_ctx(|c| c.sink.clone().map(|s| (c.actor, s))).flatten() {

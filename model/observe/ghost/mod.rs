@@ -46,7 +46,7 @@ pub const G_RESIDUE: GhostLoc = 100;
 pub const G_TWIN_CPU: GhostLoc = 200;
 
 /// Per-execution ghost state.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Ghost {
     /// Parents of memcgs 1.. (the configuration's tree).
     tree: Vec<u8>,
