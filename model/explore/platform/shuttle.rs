@@ -13,44 +13,46 @@ use crate::vocab::{
     Actor, BackendKind, ModelAtomic, ModelCell, ModelJoinHandle, Platform, ThreadCtx,
 };
 
-/// shuttle's atomic, reporting each access to the depth-first scheduler
-/// ([`dfs`]) after shuttle's scheduling point, so that the access is
-/// counted in the step it starts: which atomic, the value the operation
-/// returned and the value it left.
+/// An atomic under shuttle: shuttle's scheduling point, then the
+/// operation on a plain value, reported to the depth-first scheduler
+/// ([`dfs`]) so that the access is counted in the step it starts: which
+/// atomic, the value the operation returned and the value it left.
 ///
-/// It keeps a copy of its value beside shuttle's. A schedule the search
-/// has pruned ([`dfs::silent`]) only runs to its end so that its tasks
-/// finish; its operations then use the copy alone and are no scheduling
-/// points, so that a task runs on until it yields, blocks or ends. Only one
-/// task runs at a time, so the copy needs no more than `Relaxed`.
+/// NOTE(shuttle): shuttle's own `AtomicI64` is that scheduling point
+/// (`switch()`) and a value, with bookkeeping this model does not use
+/// (ordering warnings, which it silences, vector clocks, off by default,
+/// and a resource signature hashed at each creation, per execution). The
+/// scheduling points are the same, one before each operation, so every
+/// scheduler sees the same executions.
+///
+/// A schedule the search has pruned ([`dfs::silent`]) only runs to its end
+/// so that its tasks finish; its operations are then no scheduling points,
+/// so that a task runs on until it yields, blocks or ends. Only one task
+/// runs at a time, so the value needs no more than `Relaxed`.
 pub struct ShuttleAtomic {
-    a: shuttle::sync::atomic::AtomicI64,
     id: usize,
-    copy: std::sync::atomic::AtomicI64,
+    v: std::sync::atomic::AtomicI64,
 }
 
 impl ShuttleAtomic {
-    /// Run `f` on shuttle's atomic (a scheduling point) and report it, or,
-    /// in a pruned schedule, `g` on the copy; the copy takes the value the
-    /// operation left either way.
+    /// A scheduling point unless the schedule is drained, then `f` on the
+    /// value, reported; the value becomes what the operation left.
     fn op<R>(
         &self,
-        f: impl FnOnce(&shuttle::sync::atomic::AtomicI64) -> R,
-        g: impl FnOnce(i64) -> R,
+        f: impl FnOnce(i64) -> R,
         values: impl FnOnce(&R) -> (Option<i64>, Option<i64>),
     ) -> R {
         let silent = dfs::silent();
-        let r = if silent {
-            g(self.copy.load(Ordering::Relaxed))
-        } else {
-            f(&self.a)
-        };
+        if !silent {
+            shuttle_engine::runtime::thread::continuation::switch();
+        }
+        let r = f(self.v.load(Ordering::Relaxed));
         let (read, written) = values(&r);
         if !silent {
             dfs::access(self.id, read, written);
         }
         if let Some(w) = written {
-            self.copy.store(w, Ordering::Relaxed);
+            self.v.store(w, Ordering::Relaxed);
         }
         r
     }
@@ -61,37 +63,31 @@ impl ModelAtomic for ShuttleAtomic {
         let id = dfs::next_id();
         dfs::created(id, v);
         ShuttleAtomic {
-            a: shuttle::sync::atomic::AtomicI64::new(v),
             id,
-            copy: std::sync::atomic::AtomicI64::new(v),
+            v: std::sync::atomic::AtomicI64::new(v),
         }
     }
-    fn load(&self, order: Ordering) -> i64 {
-        self.op(|a| a.load(order), |x| x, |r| (Some(*r), None))
+    fn load(&self, _order: Ordering) -> i64 {
+        self.op(|x| x, |r| (Some(*r), None))
     }
-    fn store(&self, v: i64, order: Ordering) {
-        self.op(|a| a.store(v, order), |_| (), |_| (None, Some(v)))
+    fn store(&self, v: i64, _order: Ordering) {
+        self.op(|_| (), |_| (None, Some(v)))
     }
-    fn fetch_add(&self, v: i64, order: Ordering) -> i64 {
-        self.op(
-            |a| a.fetch_add(v, order),
-            |x| x,
-            |r| (Some(*r), Some(r + v)),
-        )
+    fn fetch_add(&self, v: i64, _order: Ordering) -> i64 {
+        self.op(|x| x, |r| (Some(*r), Some(r + v)))
     }
-    fn swap(&self, v: i64, order: Ordering) -> i64 {
-        self.op(|a| a.swap(v, order), |x| x, |r| (Some(*r), Some(v)))
+    fn swap(&self, v: i64, _order: Ordering) -> i64 {
+        self.op(|x| x, |r| (Some(*r), Some(v)))
     }
     fn compare_exchange(
         &self,
         current: i64,
         new: i64,
-        success: Ordering,
-        failure: Ordering,
+        _success: Ordering,
+        _failure: Ordering,
     ) -> Result<i64, i64> {
         // A failed compare-and-exchange only reads.
         self.op(
-            |a| a.compare_exchange(current, new, success, failure),
             |x| if x == current { Ok(x) } else { Err(x) },
             |r| match r {
                 Ok(old) => (Some(*old), Some(new)),
