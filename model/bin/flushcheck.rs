@@ -1,7 +1,7 @@
 //! `flushcheck`: see [`memcg_flush_model::cli`].
 
 /// The exhaustive search builds and drops a scenario per schedule: mimalloc
-/// takes a quarter off its time (docs/exhaustive.md, section 9).
+/// takes about a fifth off its time (docs/exhaustive.md, section 9).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

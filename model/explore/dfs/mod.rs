@@ -27,11 +27,11 @@
 //! once only re-reads the same state.
 //!
 //! **State caching** (`stateful`). At every new decision with more than
-//! one choice the scheduler digests the state: the value of every atomic and cell (reported with
-//! each access, [`access`]), each task's steps and the values its
-//! operations returned since it started or last declared its locals dead
-//! ([`checkpoint_locals`]), the task that just yielded, and the observer's
-//! state ([`crate::vocab::obs::Sink::digest`]). A schedule that reaches a
+//! one choice the scheduler digests the state: the value of every atomic
+//! and cell (reported with each access, [`access`]), each task's steps
+//! and the values its operations returned since it started or last
+//! declared its locals dead ([`checkpoint_locals`]), the task that just
+//! yielded, and the observer's state ([`crate::vocab::obs::Sink::digest`]). A schedule that reaches a
 //! state explored before with a sleep set contained in the current one
 //! stops exploring; a state explored with another sleep set is explored
 //! again and stored with the intersection. States are stored as 128-bit
@@ -426,8 +426,8 @@ impl shuttle::scheduler::Scheduler for Dfs {
         }
         // Only branching states are stored: a revisit of a state with one
         // choice is caught one step on, at the next branching one (or the
-        // schedule ends without branching), and the digests of the states
-        // in between are saved (docs/exhaustive.md, section 9).
+        // schedule ends without branching), and the states in between are
+        // not digested (docs/exhaustive.md, section 9).
         if self.stateful
             && choices.len() > 1
             && self.caches_at(above)
