@@ -29,9 +29,14 @@
 //!   export.
 //! - floor 3: [`check`], one run: the scenarios, the suite, a run, the
 //!   derived worst case.
+//! - floor 3 also: [`oracle`], the model's predictions for the real-kernel
+//!   scenarios (probe/scenarios.json) and their comparison with what a
+//!   kernel showed.
 //! - floor 4: [`drive`], what combines runs (the plan, the matrix, cells,
 //!   the loom differential, fuzzing, explain's search); [`measure`],
-//!   staleness bounds, benchmarks, checker speed, figures.
+//!   staleness bounds, benchmarks, checker speed, figures; [`guest`], the
+//!   VM harness that boots Debian's kernels under qemu with the probe as
+//!   `/init`.
 //! - floor 5: [`cli`], `flushcheck`, one subcommand per file;
 //!   [`cli::main_with`] runs it with extra variants.
 //!
@@ -45,9 +50,11 @@ pub mod cli;
 pub mod config;
 pub mod drive;
 pub mod explore;
+pub mod guest;
 pub mod kernel;
 pub mod measure;
 pub mod observe;
+pub mod oracle;
 pub mod protocol;
 pub mod report;
 pub mod vocab;

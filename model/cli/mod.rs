@@ -12,6 +12,8 @@ pub mod exhaustive;
 pub mod explain;
 pub mod findings;
 pub mod fuzz;
+pub mod kernels;
+pub mod kernels_table;
 pub mod lifetime;
 pub mod litmus;
 pub mod mail;
@@ -80,6 +82,10 @@ enum Command {
     /// stats_survive_death and no_leak for each lifetime form and mutant
     /// on every backend, or one witness trace (`--witness`).
     Lifetime(lifetime::LifetimeArgs),
+    /// Real kernels as the oracle: boot Debian's kernels under qemu with the
+    /// probe as /init at 1, 2 and 4 vCPUs, and compare what each shows with
+    /// the model's prediction, one row per scenario and boot.
+    Kernels(Box<kernels::KernelsArgs>),
     /// The litmus corpus (docs/litmus/): write it (`--out DIR`), or run
     /// herd7 with the Linux-kernel memory model on it (`--check`).
     Litmus(litmus::LitmusArgs),
@@ -186,6 +192,7 @@ pub fn main_with_properties(
         Some(Command::Fuzz(a)) => fuzz::fuzz_cmd(a, &registry),
         Some(Command::Lifetime(a)) => lifetime::lifetime(a, &registry),
         Some(Command::Litmus(a)) => litmus::litmus(a),
+        Some(Command::Kernels(a)) => kernels::kernels(a),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

@@ -20,6 +20,8 @@ const MEMCGS: usize = 3;
 #[derive(Default)]
 struct ExecState {
     freed: [bool; MEMCGS],
+    /// Per memcg: its updated-tree node freed.
+    rstat_freed: [bool; MEMCGS],
     released: [bool; MEMCGS],
     /// Updaters inside a read-side critical section, with the memcg they
     /// found.
@@ -37,6 +39,7 @@ impl std::hash::Hash for ExecState {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         let ExecState {
             freed,
+            rstat_freed,
             released,
             holding,
             charged,
@@ -44,7 +47,7 @@ impl std::hash::Hash for ExecState {
             hits,
             violated,
         } = self;
-        (freed, released, holding, charged, late, hits).hash(h);
+        (freed, rstat_freed, released, holding, charged, late, hits).hash(h);
         for (p, _) in violated {
             p.hash(h);
         }
@@ -99,6 +102,7 @@ impl LifeMonitor {
     fn check(&self, s: &ExecState, at: LifeAt) -> Vec<(Property, String)> {
         let ctx = LifeCtx {
             freed: &s.freed,
+            rstat_freed: &s.rstat_freed,
             charged: &s.charged,
             late: &s.late,
         };
@@ -184,9 +188,15 @@ impl Sink for LifeMonitor {
                 }
                 Vec::new()
             }
-            Obs::Life(LifeEvent::Freed { memcg }) => {
+            Obs::Life(LifeEvent::Freed { memcg, rstat }) => {
                 footprint::footprint(G_FREED + memcg as GhostLoc, GhostKind::Write);
                 s.freed[memcg as usize] = true;
+                s.rstat_freed[memcg as usize] |= rstat;
+                Vec::new()
+            }
+            Obs::Life(LifeEvent::CgroupFreed { memcg }) => {
+                footprint::footprint(G_FREED + memcg as GhostLoc, GhostKind::Write);
+                s.rstat_freed[memcg as usize] = true;
                 Vec::new()
             }
             Obs::Life(LifeEvent::ExitCheck { memcg, on_tree }) => {
@@ -199,6 +209,7 @@ impl Sink for LifeMonitor {
             Obs::Final { memcg, value } => {
                 let ctx = LifeCtx {
                     freed: &s.freed,
+                    rstat_freed: &s.rstat_freed,
                     charged: &s.charged,
                     late: &s.late,
                 };

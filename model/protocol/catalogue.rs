@@ -43,6 +43,24 @@ pub fn by_name(name: &str) -> Result<Variant, String> {
     Variant::find(&with_bounds(), name)
 }
 
+/// The kernel version whose protocol a Linux release runs, for the
+/// real-kernel scenarios (docs/real-kernels.md): v6.0's global threshold
+/// for 6.1 to 6.7 (873f64b791a2 is in 6.0), v6.8's per-memcg thresholds
+/// for 6.8 to 6.15, and v6.17's early `break` from 6.16.
+pub fn for_release(major: u32, minor: u32) -> Result<Variant, String> {
+    let name = match (major, minor) {
+        (6, 0..=7) => "v6.0",
+        (6, 8..=15) => "v6.8",
+        (6, 16..) | (7, _) => "v6.17",
+        _ => {
+            return Err(format!(
+                "Linux {major}.{minor}: no modelled version runs its protocol (6.0 to 7.x are)"
+            ))
+        }
+    };
+    by_name(name)
+}
+
 /// What `flushcheck bench` runs side by side: the baseline (v5.19), the
 /// measured version (v6.0) and the benchmark's bound.
 pub fn bench_subjects() -> [Variant; 3] {

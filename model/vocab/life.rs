@@ -20,22 +20,32 @@ pub enum LifeEvent {
         memcg: u8,
     },
     /// `css_release_work_fn()` of `memcg` finished its flush (and, up to
-    /// v6.14, unlinked the css from `rstat_css_list`).
+    /// v6.15, unlinked the css from `rstat_css_list`).
     Released {
         /// The memcg.
         memcg: u8,
     },
-    /// `css_rstat_exit()`'s check: on how many CPUs' updated trees `memcg`
-    /// still was.
+    /// `css_rstat_exit()`'s check (`cgroup_rstat_exit()`'s up to v6.15): on
+    /// how many CPUs' updated trees `memcg` still was.
     ExitCheck {
         /// The memcg.
         memcg: u8,
         /// CPUs whose tree still held it.
         on_tree: u8,
     },
-    /// `memcg` was freed.
+    /// `memcg` was freed (`mem_cgroup_css_free()`).
     Freed {
         /// The memcg.
+        memcg: u8,
+        /// Whether its updated-tree node went with it: per-css rstat
+        /// (v6.16 on), whose `css_rstat_exit()` runs just before. Up to
+        /// v6.15 the node is the cgroup's, freed later ([`Self::CgroupFreed`]).
+        rstat: bool,
+    },
+    /// The cgroup of `memcg` was freed, with its rstat data (up to v6.15:
+    /// the cgroup's self css freed, `cgroup_rstat_exit()`, `kfree(cgrp)`).
+    CgroupFreed {
+        /// The memcg whose cgroup it is.
         memcg: u8,
     },
 }

@@ -22,8 +22,10 @@ const FLOORS: &[(&str, usize)] = &[
     ("protocol", 2),
     ("report", 2),
     ("check", 3),
+    ("oracle", 3),
     ("drive", 4),
     ("measure", 4),
+    ("guest", 4),
     ("cli", 5),
 ];
 

@@ -46,10 +46,11 @@ fn judges_the_lifetime_properties(r: &RunResult) {
 fn the_suite_has_two_lifetime_entries_and_the_catalogue_its_forms() {
     assert_eq!(life_entries(), ["life-child", "life-parent"]);
     let forms = forms();
-    assert_eq!(forms.len(), 9, "{forms:?}");
+    assert_eq!(forms.len(), 10, "{forms:?}");
     assert_eq!(forms.iter().filter(|v| v.kind == Kind::Kernel).count(), 3);
-    // death-lost-page's fix candidate (model/protocol/findings).
-    assert_eq!(forms.iter().filter(|v| v.kind == Kind::Fix).count(), 1);
+    // death-lost-page's fix candidate and the withdrawn one
+    // (model/protocol/findings).
+    assert_eq!(forms.iter().filter(|v| v.kind == Kind::Fix).count(), 2);
 }
 
 /// Each designated kill, searched as the matrix searches a mutant's
@@ -119,9 +120,10 @@ fn v7_1_loses_nothing_at_death_and_frees_safely_on_every_sc_interleaving() {
 
 #[test]
 fn v6_8_loses_a_page_charged_after_the_release_flush() {
-    // Up to v6.14 the release unlinks the css from rstat_css_list, so the
-    // free's flush no longer runs the memcg callback: a charge that lands
-    // between the release flush and the free is dropped.
+    // Up to v6.15 the release unlinks the css from rstat_css_list, so no
+    // later flush runs the memcg callback (the memcg is freed, then the
+    // cgroup's release flush and cgroup_rstat_exit() unlink it): a charge
+    // that lands between the release flush and the free is dropped.
     let e = entry("life-child");
     let x = explore("v6.8-life", &e.cfg, &entry_backend(e, "shuttle-dfs"), None);
     let (verdict, note) = x.verdict(Property::StatsSurviveDeath);
@@ -144,6 +146,41 @@ fn v6_8_loses_a_page_charged_after_the_release_flush() {
             x.verdict(p).1
         );
         assert_holds(&parent, p);
+    }
+}
+
+#[test]
+fn v6_8_frees_the_memcg_before_its_cgroup_and_the_withdrawn_fix_uses_it_after_free() {
+    // The kernel's order up to v6.15 (cgroup.c css_free_rwork_fn()): the
+    // memcg's css is freed first, cgroup_rstat_exit() runs at the cgroup's
+    // free. The candidate that moved list_del_rcu() into cgroup_rstat_exit()
+    // leaves the freed memcg on rstat_css_list until then: every SC
+    // interleaving of both entries touches it after its free.
+    for e in ["life-child", "life-parent"] {
+        let r = on_entry("v6.8-life-fix-del-at-free", e, "shuttle-dfs");
+        assert!(r.exhaustive, "{e}: {:?}", r.stopped);
+        let (v, note) = common::verdict(&r, Property::NoUseAfterFree);
+        assert_eq!(v, Verdict::Violated, "{e}: {note}");
+        assert!(
+            note.contains("rstat_css_node.2 of memcg 2")
+                && note.contains("after memcg 2 was freed"),
+            "{e}: {note}"
+        );
+    }
+    // A flush that pops the child's cgroup before cgroup_rstat_exit() walks
+    // into the freed memcg and folds its poisoned counters.
+    let r = on_entry("v6.8-life-fix-del-at-free", "life-child", "shuttle-dfs");
+    let (v, note) = common::verdict(&r, Property::StatsSurviveDeath);
+    assert_eq!(v, Verdict::Violated, "{note}");
+    assert!(note.contains("memcg 1's aggregate is -"), "{note}");
+    // The candidate that replaces it unlinks the css before the memcg's
+    // free, after a flush with the callback: nothing lost, nothing touched.
+    for e in ["life-child", "life-parent"] {
+        let r = on_entry("v6.8-life-fix-flush-at-css-free", e, "shuttle-dfs");
+        assert!(r.exhaustive, "{e}: {:?}", r.stopped);
+        for p in lifetime_properties() {
+            assert_holds(&r, p);
+        }
     }
 }
 
@@ -185,8 +222,9 @@ fn the_flag_rcu_and_crossbeam_epoch_give_the_same_verdicts() {
         }
     }
     // (variant, entry, property, backend) pairs.
-    // 8 variants: the fix candidate of death-lost-page is one.
-    assert_eq!(compared, 8 * 2 * 3 * 2);
+    // 9 variants: the fix candidate of death-lost-page and the withdrawn
+    // one are two.
+    assert_eq!(compared, 9 * 2 * 3 * 2);
 }
 
 #[test]
@@ -266,6 +304,18 @@ fn a_witness_prints_as_a_cpu_column_trace() {
     );
     assert!(
         out.stdout.contains("violated: stats_survive_death: "),
+        "{}",
+        out.stdout
+    );
+    // The kernel's free order up to v6.15: the memcg, then the cgroup's
+    // cgroup_rstat_exit() and the cgroup.
+    let at = |s: &str| {
+        out.stdout
+            .find(s)
+            .unwrap_or_else(|| panic!("no {s:?}:\n{}", out.stdout))
+    };
+    assert!(
+        at("memcg 2 FREED") < at("exit(2)") && at("exit(2)") < at("cgroup 2 FREED"),
         "{}",
         out.stdout
     );

@@ -34,6 +34,8 @@ mod extending;
 mod figures;
 mod findings;
 mod fuzz;
+mod guest;
+mod oracle;
 // The import graph of model/, for the architecture checks (its own
 // engineer's file: lints allowed here rather than edited there).
 #[allow(dead_code, clippy::unnecessary_to_owned)]

@@ -141,6 +141,9 @@ pub enum LifeAt {
 pub struct LifeCtx<'a> {
     /// Per memcg: freed.
     pub freed: &'a [bool],
+    /// Per memcg: its updated-tree node freed (with the memcg from v6.16,
+    /// with its cgroup up to v6.15).
+    pub rstat_freed: &'a [bool],
     /// Per memcg: pages charged to it (updates returned).
     pub charged: &'a [i64],
     /// Per memcg: pages a CPU added after its release flush.

@@ -26,13 +26,19 @@ pub static NO_USE_AFTER_FREE: Def = Def {
         let LifeAt::Access { actor, access: a } = *at else {
             return None;
         };
-        let m = a.var.memcg().filter(|m| ctx.freed[*m as usize])?;
-        // The model's tree walk tests every node's word; a word that says
-        // "off the tree" stands for a node the kernel's pointer walk never
+        // A memcg's updated-tree node is freed with the memcg from v6.16
+        // (per-css rstat) and with its cgroup, later, up to v6.15; every
+        // other word of the model's memcg is the memcg's.
+        let tree = matches!(a.var, Var::UpdatedNext { .. } | Var::LlistNode { .. });
+        let freed = if tree { ctx.rstat_freed } else { ctx.freed };
+        let m = a.var.memcg().filter(|m| freed[*m as usize])?;
+        // The model's walks test every node's word; a tree word that says
+        // "off the tree", or a css's rstat_css_node that says "off
+        // rstat_css_list", stands for a node the kernel's pointer walk never
         // reaches.
-        let off_tree =
-            matches!(a.var, Var::UpdatedNext { .. } | Var::LlistNode { .. }) && a.op == Op::Read(0);
-        (!off_tree).then(|| {
+        let listed = matches!(a.var, Var::Css { field: "rstat_css_node", .. });
+        let unreached = (tree || listed) && a.op == Op::Read(0);
+        (!unreached).then(|| {
             format!(
                 "no_use_after_free: {actor} accessed {} of memcg {m} ({:?}) after memcg {m} was freed",
                 a.var, a.op

@@ -179,10 +179,22 @@ pub(super) fn findings() -> Vec<Finding> {
                  pages per CPU per level (63 on x86-64 with 64-page batches), and once the \
                  child is flushable the parent misses every later charge of the child's \
                  subtree until a flush resets the child.",
-            likelihood: "High on any hierarchy whose children are charged on the same CPUs: \
-                 the skew is the normal state of the per-CPU counters, not a race.",
-            preconditions: "None beyond two memcgs charged under one parent on one CPU; no \
-                 interrupt, lock or memory-ordering assumption.",
+            likelihood: "Deterministic once the shape occurs: one CPU charging a child and \
+                 its sibling, and the child crossing its batch with an update of more than \
+                 one page that the parent's counter does not fold on (a large folio: 16 \
+                 pages for a 64 KiB mTHP). With 4 KiB pages only every fold is exactly one \
+                 batch and this form cannot occur; a PMD THP's 512 pages fold the parent \
+                 too. Real-kernel units were checked: after a 64 KiB folio, 11 (1 CPU) to \
+                 75 (4 CPUs) pages in the child, 8 in the sibling, a 64 KiB folio and 4 \
+                 pages in the child, the parent's read skips on v6.16 on and flushes on \
+                 v6.8 to v6.15, from every state of the LRU add batch.",
+            preconditions: "Two memcgs charged under one parent on one CPU, large folios in \
+                 the child; no interrupt, lock or memory-ordering assumption. Reproducer: \
+                 `flushcheck kernels --host --scenario c12-skew` (root, cgroup v2) runs it on \
+                 the running kernel with the model's prediction beside what the kernel \
+                 shows, and docs/reproducers/test_c12_skew.c is the same sequence as a \
+                 standalone C test in the style of the cgroup selftests (predicted to fail \
+                 on v6.16 and later; 6.12 under qemu agrees with the no-loss prediction).",
             abstractions: C12_ABSTRACTIONS,
             fixes: FOLD_SKEW_FIXES,
             bound: None,
@@ -266,16 +278,17 @@ pub(super) fn findings() -> Vec<Finding> {
                 source: "kernel/cgroup/rstat.c, kerneldoc of cgroup_rstat_flush() \
                          (css_rstat_flush() from v6.16)",
             },
-            affected: "v5.13 (memcg on rstat) to v6.15 [I]; the model reads the v6.6.9 and \
-                       v6.14.0 release paths",
+            affected: "v5.13 (memcg on rstat) to v6.15 [I]; the model reads the release and \
+                       free paths of v6.1.192, v6.8.0, v6.12.117 and v6.14.0 [V]",
             introduced: "2d146aa3aa84 (\"mm: memcontrol: switch to rstat\"), v5.13, on \
                          rstat's css release path (list_del_rcu of rstat_css_node, v4.18)",
             first: "v5.13",
             last: "v6.15",
             closed_by: Some(
                 "v6.16: 5da3bfa029d6, \"cgroup: use separate rstat trees for each \
-                 subsystem\", whose css_rstat_exit() flushes the css with its callback at \
-                 free [I]",
+                 subsystem\", whose css_rstat_exit() flushes the css with its callback in \
+                 css_free_rwork_fn() before ss->css_free() (v7.1.5 cgroup.c:5568, 5575 [V]; \
+                 the commit and release [I])",
             ),
             witness: Witness {
                 variant: "v6.8-life",
@@ -292,12 +305,14 @@ pub(super) fn findings() -> Vec<Finding> {
             weak_memory: false,
             mechanism: "CPU 0 counts a page in the child's per-CPU state through the objcg \
                  under rcu_read_lock(), then stalls before cgroup_rstat_updated() links the \
-                 child on its tree. Meanwhile rmdir takes the child offline, the last \
+                 child's cgroup on its tree. Meanwhile rmdir takes the child offline, the last \
                  reference goes and css_release_work_fn()'s cgroup_rstat_flush() finds the \
                  child on no tree; list_del_rcu(&css->rstat_css_node) then removes the memcg \
-                 callback. CPU 0 links the child after all. cgroup_rstat_exit() at free \
-                 unlinks it without calling the callback, and the child is freed with the \
-                 page in its per-CPU counter.",
+                 callback. CPU 0 links the child after all. After the grace period \
+                 css_free_rwork_fn() frees the memcg (mem_cgroup_css_free()) with the page in \
+                 its per-CPU counter and puts its cgroup; the cgroup's own release flush, and \
+                 cgroup_rstat_exit() at the cgroup's free, unlink the child without a \
+                 callback to call.",
             impact: "The parent's and every ancestor's hierarchical statistics (memory.stat, \
                  memory.current is not affected) miss the page for good; when the page is \
                  later uncharged from the parent it reparented to, the ancestors' counters go \
@@ -314,15 +329,36 @@ pub(super) fn findings() -> Vec<Finding> {
                  preemption, not always interrupts). Sequential consistency suffices.",
             abstractions: "One CPU, one page; the objcg charge path and the folio path; \
                  cgroup_mutex and the work queues are not modelled (the release and free run \
-                 on the rmdir thread, the grace period is synchronize_rcu()); the v6.8 \
-                 statistics path stands for v5.13-v6.15's (the same release lines).",
-            fixes: &[Candidate {
-                variant: "v6.8-life-fix-del-at-free",
-                change: "list_del_rcu(&css->rstat_css_node) moves from the release to \
-                         cgroup_rstat_exit(), after its flush: every flush until the free runs \
-                         the memcg's callback, as per-css rstat does from v6.16",
-                expected: Expected::Fixes,
-            }],
+                 on the rmdir thread, in the order queued, the grace period is \
+                 synchronize_rcu()); of the cgroup's self css only its reference count, its \
+                 release flush and cgroup_rstat_exit() (no base stats, no other controllers, \
+                 whose updates also link the cgroup); the v6.8 statistics path stands for \
+                 v5.13-v6.15's (the same release and free lines).",
+            fixes: &[
+                Candidate {
+                    variant: "v6.8-life-fix-flush-at-css-free",
+                    change: "list_del_rcu(&css->rstat_css_node) moves from the release to \
+                             css_free_rwork_fn(), before ss->css_free(css): there \
+                             cgroup_rstat_flush(cgrp) runs the memcg's callback once more, \
+                             after the grace period every charge that found the memcg has \
+                             landed, and the css leaves the list under cgroup_rstat_lock, \
+                             which every walker of the list holds; as css_rstat_exit() does \
+                             in the same place from v6.16",
+                    expected: Expected::Fixes,
+                },
+                Candidate {
+                    variant: "v6.8-life-fix-del-at-free",
+                    change: "WITHDRAWN: list_del_rcu(&css->rstat_css_node) moved from the \
+                             release to cgroup_rstat_exit(), after its flush. It held only \
+                             while the model ran cgroup_rstat_exit() before the memcg's free; \
+                             it runs at the cgroup's free, after mem_cgroup_css_free(), so \
+                             the freed memcg stays on rstat_css_list: the list_del_rcu() \
+                             writes it, and a flush that pops the cgroup before then walks \
+                             into it and folds its poisoned counters (no_use_after_free on \
+                             every backend and both configurations)",
+                    expected: Expected::Refuted,
+                },
+            ],
             bound: None,
         },
         Finding {

@@ -8,13 +8,23 @@
 //! (docs/findings.md section 15) does not mask a loss at death. Two forms of
 //! the lifetime steps (docs/model.md, section 11, with the kernel functions):
 //!
-//! | step | [`V6_8Life`] (v4.18-v6.14, so v6.0 too) | [`V7_1Life`] (v6.17-v7.1.5) |
+//! | step | [`V6_8Life`] (v5.13-v6.15, so v6.0 too) | [`V7_1Life`] (v6.17-v7.1.5) |
 //! |---|---|---|
 //! | offline | `memcg_reparent_objcgs()`: `objcg->memcg = parent` | same (cgroup v2) |
 //! | release (refcount 0) | `cgroup_rstat_flush(cgrp)`, then `list_del_rcu(&css->rstat_css_node)` | `css_rstat_flush(css)` |
 //! | `queue_rcu_work()` | a grace period | a grace period |
-//! | free | `cgroup_rstat_exit()`: a flush that no longer calls the memcg callback, the tree check, free | `css_rstat_exit()`: `css_rstat_flush(css)` again, the tree check, free |
+//! | free (`css_free_rwork_fn()`) | `mem_cgroup_css_free()`, `cgroup_put(cgrp)` | `css_rstat_exit()`: `css_rstat_flush(css)` again, the tree check; then `mem_cgroup_css_free()` |
 //! | then | `css_put(parent)` | `css_put(parent)` |
+//! | the cgroup's last reference | its self css's release, `cgroup_rstat_flush(cgrp)`; a grace period; its free, `cgroup_rstat_exit()`: a flush that no longer calls the memcg callback, the tree check, `kfree(cgrp)` | (the self css's rstat holds only the base stats: not modelled) |
+//!
+//! Up to v6.15 the updated tree is the cgroup's (`cgrp->rstat_cpu`), shared
+//! by every controller, and lives until the cgroup is freed, after the memcg
+//! (kernel/cgroup/cgroup.c `css_free_rwork_fn()`: the css path calls
+//! `ss->css_free(css)` then `cgroup_put(cgrp)`; `cgroup_rstat_exit(cgrp)` is
+//! on the cgroup path, when the self css is freed; v6.1.192 cgroup.c:5414,
+//! 5416, 5436; v6.14.0 cgroup.c:5410, 5412, 5434). From v6.16 the tree is
+//! the css's and `css_rstat_exit(css)` runs before `ss->css_free(css)`
+//! (v7.1.5 cgroup.c:5568, 5575).
 //!
 //! An updater charges through the objcg path: `rcu_read_lock()`,
 //! `memcg = obj_cgroup_memcg(objcg)`, `__mod_memcg_state(memcg)`,
@@ -59,7 +69,7 @@ pub const POISON: i64 = -0x6b6b;
 pub struct CssState<P: Platform> {
     /// `css->refcnt` (a percpu_ref in atomic mode once killed at offline).
     pub refcnt: Atomic<P>,
-    /// Whether the css is on its cgroup's `rstat_css_list` (v4.18-v6.14;
+    /// Whether the css is on its cgroup's `rstat_css_list` (v4.18-v6.15;
     /// `list_del_rcu()` at release).
     pub rstat_css_node: Atomic<P>,
     /// `css->online_cnt`: 1 plus the children still online; a css goes
@@ -73,9 +83,23 @@ pub struct CssState<P: Platform> {
     pub dying: Atomic<P>,
 }
 
+/// A memcg's cgroup as its death sees it (the forms with `rstat_css_list`,
+/// v5.13-v6.15, whose updated tree is the cgroup's).
+pub struct CgroupState<P: Platform> {
+    /// `cgrp->self.refcnt`: a reference from the memcg's css
+    /// (`init_and_link_css()`'s `cgroup_get_live()`, put by
+    /// `css_free_rwork_fn()`) and one from each child cgroup (put when the
+    /// child cgroup is freed).
+    ///
+    /// NOTE(kernel): the cgroup's base reference, which `cgroup_rmdir()`
+    /// kills before the memcg can be released, is left out; so are the
+    /// other controllers' csses.
+    pub refcnt: Atomic<P>,
+}
+
 /// The kernel state of one lifetime execution: the v6.8-lineage statistics
 /// state and its updated tree, RCU, the objcg the updaters charge through,
-/// and each memcg's css.
+/// each memcg's css and its cgroup.
 pub struct Life<P: Platform> {
     /// Statistics state (memcgs 0 = root, [`PARENT`], [`CHILD`]).
     pub mm: State<P>,
@@ -87,10 +111,22 @@ pub struct Life<P: Platform> {
     pub objcg_lock: SpinLock<P>,
     /// The css of each memcg.
     pub css: Vec<CssState<P>>,
+    /// The cgroup of each memcg.
+    pub cgroups: Vec<CgroupState<P>>,
 }
 
 fn css_name(field: &'static str, m: u8) -> Var {
     Var::Css { memcg: m, field }
+}
+
+/// `cgrp->self.refcnt` of memcg `m`'s cgroup: not a word of the memcg, so
+/// not a [`Var::Css`] (the memcg is freed before its cgroup).
+fn cgroup_refcnt_name(m: u8) -> Var {
+    const NAMES: [&str; 3] = ["self.refcnt", "self.refcnt.1", "self.refcnt.2"];
+    Var::Other {
+        name: NAMES[m as usize],
+        cpu: None,
+    }
 }
 
 impl<P: Platform> Life<P> {
@@ -126,6 +162,16 @@ impl<P: Platform> Life<P> {
                 }
             })
             .collect();
+        let cgroups = (0..mm.memcgs.len() as u8)
+            .map(|m| {
+                let children = (0..mm.memcgs.len() as u8)
+                    .filter(|c| mm.parent_mem_cgroup(*c) == Some(m))
+                    .count() as i64;
+                CgroupState {
+                    refcnt: Atomic::new(cgroup_refcnt_name(m), 1 + children),
+                }
+            })
+            .collect();
         Life {
             rcu: Rcu::new(flavor, threads, defect),
             objcg: RcuPointer::new(
@@ -137,6 +183,7 @@ impl<P: Platform> Life<P> {
             ),
             objcg_lock: SpinLock::new(LockName::Other("objcg_lock")),
             css,
+            cgroups,
             mm,
         }
     }
@@ -155,16 +202,27 @@ impl<P: Platform> Life<P> {
     }
 }
 
+/// One queued release: of a memcg's css, or (the forms with
+/// `rstat_css_list`) of its cgroup's self css.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// `css_release_work_fn()` of the memcg's css.
+    Css(u8),
+    /// `css_release_work_fn()` of the memcg's cgroup's self css.
+    Cgroup(u8),
+}
+
 /// The release work a thread has queued and will run when its current work
 /// is done.
 ///
 /// NOTE(kernel): `cgroup_release_wq` and `cgroup_free_wq` run the work on
 /// worker threads, later; the model runs it on the thread that queued it,
 /// after that thread's current work (so a parent can go offline before its
-/// child's release runs, as in the kernel), which leaves out runs of the
-/// work concurrent with the rest of that thread's work.
+/// child's release runs, as in the kernel), in the order queued, which
+/// leaves out runs of the work concurrent with the rest of that thread's
+/// work.
 #[derive(Default, Debug)]
-pub struct WorkQueue(pub Vec<u8>);
+pub struct WorkQueue(pub Vec<Work>);
 
 pub(crate) fn emit<P: Platform>(e: LifeEvent) {
     P::emit(|| Obs::Life(e));
@@ -173,9 +231,11 @@ pub(crate) fn emit<P: Platform>(e: LifeEvent) {
 /// The lifetime steps, as default methods over the two forms' common code;
 /// a form or a mutant overrides the step it changes.
 pub trait Lifetime: Clone + Send + Sync + 'static {
-    /// Whether the form keeps `rstat_css_list` (v4.18-v6.14): the release
-    /// unlinks the css and later flushes skip its callback. The statistics
-    /// path follows: v6.8's updated tree with it, v6.17's llist without.
+    /// Whether the form keeps `rstat_css_list` (v4.18-v6.15): the release
+    /// unlinks the css and later flushes skip its callback, and the updated
+    /// tree is the cgroup's, freed with the cgroup after the memcg. The
+    /// statistics path follows: v6.8's updated tree with it, v6.17's llist
+    /// without.
     fn rstat_css_list(&self) -> bool {
         false
     }
@@ -269,8 +329,10 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     /// Run queued release work, and whatever it queues in turn.
     fn run_work<P: Platform>(&self, life: &Life<P>, th: &RcuThread, mut wq: WorkQueue) {
         while !wq.0.is_empty() {
-            let m = wq.0.remove(0);
-            self.css_release_work_fn(life, th, &mut wq, m);
+            match wq.0.remove(0) {
+                Work::Css(m) => self.css_release_work_fn(life, th, &mut wq, m),
+                Work::Cgroup(m) => self.cgroup_release_work_fn(life, th, &mut wq, m),
+            }
         }
     }
 
@@ -348,7 +410,15 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     /// (`queue_work(cgroup_release_wq, ...)`).
     fn css_put<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
         if atomic_add_return(-1, &life.css[memcg as usize].refcnt) == 0 {
-            wq.0.push(memcg);
+            wq.0.push(Work::Css(memcg));
+        }
+    }
+
+    /// `cgroup_put(cgrp)` of `memcg`'s cgroup (`css_put(&cgrp->self)`): the
+    /// last put queues the self css's release.
+    fn cgroup_put<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
+        if atomic_add_return(-1, &life.cgroups[memcg as usize].refcnt) == 0 {
+            wq.0.push(Work::Cgroup(memcg));
         }
     }
 
@@ -367,8 +437,8 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
         self.css_free_rwork_fn(life, wq, memcg);
     }
 
-    /// The release's flush: v4.18-v6.14 `cgroup_rstat_flush(cgrp)` then
-    /// `list_del_rcu(&css->rstat_css_node)`; v6.17 on `css_rstat_flush(css)`.
+    /// The release's flush: v4.18-v6.15 `cgroup_rstat_flush(cgrp)` then
+    /// `list_del_rcu(&css->rstat_css_node)`; v6.16 on `css_rstat_flush(css)`.
     fn css_release_flush<P: Platform>(&self, life: &Life<P>, memcg: u8) {
         self.cgroup_rstat_flush(life, memcg);
         if self.rstat_css_list() {
@@ -376,19 +446,65 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
         }
     }
 
-    /// `css_free_rwork_fn()`: `css_rstat_exit()` (`cgroup_rstat_exit()` up to
-    /// v6.14), the memcg freed, then the reference on the parent put.
+    /// `css_free_rwork_fn()` of the memcg's css: from v6.16
+    /// `css_rstat_exit(css)` first; then `ss->css_free(css)`
+    /// ([`Self::mem_cgroup_css_free`]), `cgroup_put(cgrp)` (up to v6.15 the
+    /// cgroup's release and free, with `cgroup_rstat_exit()`, follow from
+    /// it: [`Self::cgroup_release_work_fn`]), then the reference on the
+    /// parent put.
     fn css_free_rwork_fn<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
-        self.css_rstat_exit(life, memcg);
-        mem_cgroup_free(life, memcg);
+        if !self.rstat_css_list() {
+            self.css_rstat_exit(life, memcg);
+        }
+        self.mem_cgroup_css_free(life, memcg);
+        if self.rstat_css_list() {
+            self.cgroup_put(life, wq, memcg);
+        }
         if let Some(parent) = life.mm.parent_mem_cgroup(memcg) {
             self.css_put(life, wq, parent);
         }
     }
 
-    /// `css_rstat_exit()`: flush once more, then check that the memcg is on
-    /// no CPU's updated tree ("WARN_ON_ONCE" and return without freeing the
-    /// per-CPU rstat data if it is: a leak).
+    /// `mem_cgroup_css_free()` → `mem_cgroup_free()`: the memcg freed, with
+    /// its updated-tree node when that is the css's (v6.16 on).
+    fn mem_cgroup_css_free<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        mem_cgroup_free(life, memcg, !self.rstat_css_list());
+    }
+
+    /// Up to v6.15, the release of `memcg`'s cgroup once its last reference
+    /// is put (`css_release_work_fn()` of the self css, its cgroup release
+    /// path): `cgroup_rstat_flush(cgrp)`, then the free after a grace period
+    /// (`queue_rcu_work()`). The memcg's css is already off
+    /// `rstat_css_list` and freed, so the flush skips its callback.
+    fn cgroup_release_work_fn<P: Platform>(
+        &self,
+        life: &Life<P>,
+        th: &RcuThread,
+        wq: &mut WorkQueue,
+        memcg: u8,
+    ) {
+        self.cgroup_rstat_flush(life, memcg);
+        synchronize_rcu(&life.rcu, th);
+        self.cgroup_free_rwork_fn(life, wq, memcg);
+    }
+
+    /// Up to v6.15, `css_free_rwork_fn()` of the self css, its cgroup free
+    /// path: `cgroup_put(cgroup_parent(cgrp))`, `cgroup_rstat_exit(cgrp)`
+    /// ([`Self::css_rstat_exit`]), `kfree(cgrp)`.
+    fn cgroup_free_rwork_fn<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
+        if let Some(parent) = life.mm.parent_mem_cgroup(memcg) {
+            self.cgroup_put(life, wq, parent);
+        }
+        self.css_rstat_exit(life, memcg);
+        emit::<P>(LifeEvent::CgroupFreed { memcg });
+    }
+
+    /// The rstat exit: `css_rstat_exit(css)` at the css's free (v6.16 on),
+    /// `cgroup_rstat_exit(cgrp)` at the cgroup's (up to v6.15). Flush once
+    /// more (up to v6.15 without the memcg callback: the css is off
+    /// `rstat_css_list`), then check that the memcg is on no CPU's updated
+    /// tree ("WARN_ON_ONCE" and return without freeing the per-CPU rstat
+    /// data if it is: a leak).
     fn css_rstat_exit<P: Platform>(&self, life: &Life<P>, memcg: u8) {
         self.cgroup_rstat_flush(life, memcg);
         rstat_exit_check(life, memcg);
@@ -411,9 +527,10 @@ pub fn rstat_exit_check<P: Platform>(life: &Life<P>, memcg: u8) {
 
 /// `__mem_cgroup_free()`: mark freed, then poison every atomic of the
 /// memcg's statistics (the observers see the mark first, so any access
-/// from here on is a use after free).
-pub fn mem_cgroup_free<P: Platform>(life: &Life<P>, memcg: u8) {
-    emit::<P>(LifeEvent::Freed { memcg });
+/// from here on is a use after free). `rstat`: the memcg's updated-tree
+/// node goes with it (per-css rstat, v6.16 on).
+pub fn mem_cgroup_free<P: Platform>(life: &Life<P>, memcg: u8, rstat: bool) {
+    emit::<P>(LifeEvent::Freed { memcg, rstat });
     let m = life.mm.memcg(memcg);
     for cpu in 0..life.mm.env.cfg.cpus {
         let pc = m.vmstats_percpu.per_cpu(cpu);
@@ -424,7 +541,13 @@ pub fn mem_cgroup_free<P: Platform>(life: &Life<P>, memcg: u8) {
     m.vmstats.stats_updates.poison(POISON);
 }
 
-/// The v6.8-v6.14 form (and v4.18-v6.7's lifetime code).
+/// The v5.13-v6.15 form (memcg on rstat from v5.13, 2d146aa3aa84; the
+/// release and free lines are rstat's since v4.18; read in v6.1.192,
+/// v6.8.0, v6.12.117 and v6.14.0): the release flushes the cgroup and takes
+/// the css off `rstat_css_list`; after a grace period the memcg is freed
+/// and its reference on the cgroup put; the cgroup's own release flush and,
+/// after another grace period, `cgroup_rstat_exit()` follow once the
+/// cgroup's last reference goes, both without the memcg callback.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct V6_8Life;
 
@@ -449,33 +572,5 @@ pub struct V7_1LifeV1;
 impl Lifetime for V7_1LifeV1 {
     fn cgroup_v1(&self) -> bool {
         true
-    }
-}
-
-/// The fix candidate of `death-lost-page` ([`crate::protocol::findings`]):
-/// the v6.8 form that keeps the memcg's callback until the free, as
-/// per-css rstat does from v6.16 (5da3bfa029d6): the release flushes but
-/// leaves the css on `rstat_css_list`, so a flush that pops the memcg
-/// between release and free still folds it, and `cgroup_rstat_exit()`
-/// flushes with the callback, then takes the css off the list.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct V6_8LifeDelAtFree;
-
-impl Lifetime for V6_8LifeDelAtFree {
-    fn rstat_css_list(&self) -> bool {
-        true
-    }
-
-    fn css_release_flush<P: Platform>(&self, life: &Life<P>, memcg: u8) {
-        // NOTE(kernel): FIX, no list_del_rcu(&css->rstat_css_node) at release.
-        self.cgroup_rstat_flush(life, memcg);
-    }
-
-    fn css_rstat_exit<P: Platform>(&self, life: &Life<P>, memcg: u8) {
-        self.cgroup_rstat_flush(life, memcg);
-        // NOTE(kernel): FIX, the list_del_rcu() moved here, after the last flush that
-        // may run the memcg's callback.
-        crate::kernel::write_once(&life.css[memcg as usize].rstat_css_node, 0);
-        rstat_exit_check(life, memcg);
     }
 }

@@ -3,12 +3,14 @@
 //!
 //! [`forms`] holds the lifetime steps as the default methods of the
 //! [`forms::Lifetime`] trait and the state of one execution
-//! ([`forms::Life`]), with the kernel's forms; [`mutants`] one small
-//! difference each. The wing has a protocol of its own
-//! ([`LifeProtocol`], in [`wing`]), built through the same plumbing as the
-//! flush protocol ([`crate::protocol::Model`] for [`LifeWing`]); its
-//! scenario is check/lifetime.rs and its monitor observe/lifetime.rs.
+//! ([`forms::Life`]), with the kernel's forms; [`fixes`] the fix
+//! candidates of `death-lost-page`; [`mutants`] one small difference each.
+//! The wing has a protocol of its own ([`LifeProtocol`], in [`wing`]),
+//! built through the same plumbing as the flush protocol
+//! ([`crate::protocol::Model`] for [`LifeWing`]); its scenario is
+//! check/lifetime.rs and its monitor observe/lifetime.rs.
 
+pub mod fixes;
 pub mod forms;
 pub mod mutants;
 pub mod wing;
@@ -27,7 +29,7 @@ pub fn catalogue() -> Vec<Variant> {
         Variant::lifetime(
             "v6.8-life",
             Kind::Kernel,
-            "v4.18-v6.14 (v6.0 and v6.8 included): release flush, list_del_rcu, exit flush without the memcg callback",
+            "v5.13-v6.15 (v6.0 and v6.8 included): release flush, list_del_rcu; the memcg freed; the cgroup's release flush and exit flush, after it, without the memcg callback",
             model(forms::V6_8Life),
         )
         .finding_on(Property::StatsSurviveDeath, ShuttleDfs, "life-child")
@@ -48,11 +50,21 @@ pub fn catalogue() -> Vec<Variant> {
             model(forms::V7_1LifeV1),
         ),
         Variant::lifetime(
+            "v6.8-life-fix-flush-at-css-free",
+            Kind::Fix,
+            "death-lost-page: v6.8-life keeping the memcg on rstat_css_list until its css's free, which flushes with the callback and unlinks it under cgroup_rstat_lock before the memcg is freed (as css_rstat_exit() from v6.16)",
+            model(fixes::V6_8LifeFlushAtCssFree),
+        )
+        .loom_cap(1),
+        Variant::lifetime(
             "v6.8-life-fix-del-at-free",
             Kind::Fix,
-            "death-lost-page: v6.8-life keeping the memcg on rstat_css_list until the free-time flush has run its callback (as per-css rstat from v6.16)",
-            model(forms::V6_8LifeDelAtFree),
+            "death-lost-page, withdrawn: v6.8-life with list_del_rcu() moved into cgroup_rstat_exit(), which runs after the memcg is freed: the freed memcg stays on rstat_css_list",
+            model(fixes::V6_8LifeDelAtFree),
         )
+        // Withdrawn: the freed memcg is walked and unlinked after its free.
+        .refutes(Property::NoUseAfterFree)
+        .refutes(Property::StatsSurviveDeath)
         .loom_cap(1),
     ];
     all.extend(mutants::variants());

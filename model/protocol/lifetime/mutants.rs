@@ -6,9 +6,7 @@ use crate::explore::BackendName;
 use crate::kernel::atomic_add_return;
 use crate::kernel::rcu::{rcu_dereference, rcu_read_lock, rcu_read_unlock, RcuDefect, RcuThread};
 use crate::observe::Property;
-use crate::protocol::lifetime::forms::{
-    emit, mem_cgroup_free, rstat_exit_check, Life, Lifetime, WorkQueue,
-};
+use crate::protocol::lifetime::forms::{emit, rstat_exit_check, Life, Lifetime, WorkQueue};
 use crate::protocol::lifetime::wing::model;
 use crate::protocol::memcg::ROOT_MEM_CGROUP;
 use crate::protocol::variant::{Kind, Variant};
@@ -87,7 +85,7 @@ impl Lifetime for EarlyParentPut {
     }
     fn css_free_rwork_fn<P: Platform>(&self, life: &Life<P>, _wq: &mut WorkQueue, memcg: u8) {
         self.css_rstat_exit(life, memcg);
-        mem_cgroup_free(life, memcg);
+        self.mem_cgroup_css_free(life, memcg);
     }
 }
 

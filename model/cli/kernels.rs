@@ -1,0 +1,476 @@
+//! `flushcheck kernels`: real kernels as the oracle. Boot each cached
+//! Debian kernel under qemu at each vCPU count with the probe as `/init`,
+//! judge what it printed against the model's prediction, and print one row
+//! per scenario and boot (docs/real-kernels.md).
+//!
+//! `--from DIR` judges consoles a run saved (`--save DIR`) instead, so that
+//! a recorded run can be re-judged, and tested, without qemu; `--host`
+//! runs the probe on this machine's own kernel.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use crate::guest::{self, cache, console, probe, qemu, Accel, Initrd, Kernel};
+use crate::oracle::spec::scenarios;
+use crate::oracle::{judge, Observation, Row, Verdict};
+
+use super::args::print_json;
+use super::kernels_table::count;
+pub use super::kernels_table::{summary, table, Outcome};
+
+/// `flushcheck kernels`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct KernelsArgs {
+    /// The kernel cache (`probe/fetch-kernels.sh DIR` fills it) [default:
+    /// $FLUSHCHECK_KERNELS, or target/kernels].
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Kernels to boot, comma-separated (`6.1,6.12`) [default: every
+    /// kernel in the cache].
+    #[arg(long, value_delimiter = ',')]
+    pub kernel: Vec<String>,
+    /// vCPU counts, comma-separated; one boot per kernel and count
+    /// [default: 1,2,4].
+    #[arg(long, value_delimiter = ',')]
+    pub cpus: Vec<usize>,
+    /// Scenarios to run (probe/scenarios.json), comma-separated [default:
+    /// all].
+    #[arg(long, value_delimiter = ',')]
+    pub scenario: Vec<String>,
+    /// How qemu runs the guest: auto (KVM if it works here, else TCG), tcg
+    /// or kvm.
+    #[arg(long, default_value = "auto", value_parser = Accel::parse)]
+    pub accel: Accel,
+    /// Kill a boot after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub timeout: u64,
+    /// Boot a kernel and vCPU count once more when a row disagrees or the
+    /// boot fails, this many times (a guest under TCG is timed by a busy
+    /// host; every boot's rows are kept and the last is judged).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub retries: usize,
+    /// Print the boots and rows as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write each boot's raw console to `DIR/<kernel>-<cpus>.txt`.
+    #[arg(long, value_name = "DIR", conflicts_with = "from")]
+    pub save: Option<PathBuf>,
+    /// Judge the consoles saved in DIR (`--save`) instead of booting.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["host", "cache"])]
+    pub from: Option<PathBuf>,
+    /// Run the probe on this machine's own kernel instead of a VM (root,
+    /// cgroup v2; it creates memcgs below /sys/fs/cgroup/flushprobe).
+    #[arg(long, conflicts_with_all = ["kernel", "cpus", "cache", "accel"])]
+    pub host: bool,
+}
+
+/// The chosen scenario names (every scenario if `given` is empty), in the
+/// scenario file's order; an unknown name is an error listing the known.
+pub fn chosen_scenarios(given: &[String]) -> Result<Vec<String>, String> {
+    let known: Vec<String> = scenarios().into_iter().map(|s| s.name).collect();
+    for g in given {
+        if !known.contains(g) {
+            return Err(format!(
+                "unknown scenario {g:?}: expected one of {}",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(known
+        .into_iter()
+        .filter(|k| given.is_empty() || given.contains(k))
+        .collect())
+}
+
+/// Run `flushcheck kernels`.
+pub fn kernels(a: &KernelsArgs) -> Result<ExitCode, String> {
+    let t0 = Instant::now();
+    let names = chosen_scenarios(&a.scenario)?;
+    if a.timeout == 0 {
+        return Err("--timeout 0: a boot needs at least 1 second".into());
+    }
+    if a.cpus.contains(&0) {
+        return Err("--cpus 0: a guest needs at least 1 vCPU".into());
+    }
+    let outcomes = if let Some(dir) = &a.from {
+        from_saved(dir, a, &names)?
+    } else if a.host {
+        vec![on_host(a, &names)?]
+    } else {
+        boot_all(a, &names)?
+    };
+    let rows: Vec<&Row> = outcomes.iter().flat_map(|o| &o.rows).collect();
+    let boot_failed = outcomes.iter().any(|o| o.error.is_some());
+    let elapsed = t0.elapsed();
+    if a.json {
+        print_json(&serde_json::json!({
+            "boots": outcomes,
+            "seconds": elapsed.as_secs_f64(),
+        }))?;
+    } else {
+        print!("{}", table(&rows));
+        for o in outcomes.iter().filter(|o| o.error.is_some()) {
+            println!(
+                "boot {} at {} FAILED: {}",
+                o.kernel,
+                count(o.cpus, "vCPU"),
+                o.error.as_deref().unwrap_or("")
+            );
+        }
+        for o in outcomes.iter().filter(|o| !o.retried.is_empty()) {
+            println!(
+                "boot {} at {} was retried: {}",
+                o.kernel,
+                count(o.cpus, "vCPU"),
+                o.retried.join("; ")
+            );
+        }
+        println!("{}", summary(&outcomes, a.from.is_none(), elapsed));
+    }
+    let bad = rows
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Disagree | Verdict::Failed));
+    Ok(if bad || boot_failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The cache directory: `--cache`, else $FLUSHCHECK_KERNELS, else
+/// target/kernels.
+fn cache_dir(a: &KernelsArgs) -> PathBuf {
+    a.cache.clone().unwrap_or_else(|| {
+        std::env::var_os("FLUSHCHECK_KERNELS")
+            .filter(|v| !v.is_empty())
+            .map_or_else(|| PathBuf::from("target/kernels"), PathBuf::from)
+    })
+}
+
+fn cpu_counts(a: &KernelsArgs) -> Vec<usize> {
+    if a.cpus.is_empty() {
+        vec![1, 2, 4]
+    } else {
+        a.cpus.clone()
+    }
+}
+
+/// Boot every chosen kernel at every vCPU count, one after the other.
+fn boot_all(a: &KernelsArgs, names: &[String]) -> Result<Vec<Outcome>, String> {
+    let cache = cache_dir(a);
+    let kernels = cache::select(&cache::find(&cache)?, &a.kernel)
+        .map_err(|e| format!("{e} (in {})", cache.display()))?;
+    let version = qemu::check_installed()?;
+    let probe = build_probe()?;
+    let initrd = Initrd::create(&probe, names)?;
+    let cpus = cpu_counts(a);
+    let list: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    eprintln!(
+        "{} ({} at {} vCPU{}), {} each; {version}, accel {}, time limit {} s per boot",
+        count(kernels.len() * cpus.len(), "boot"),
+        list.join(", "),
+        cpus.iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        if cpus == [1] { "" } else { "s" },
+        count(names.len(), "scenario"),
+        a.accel.name(),
+        a.timeout
+    );
+    let mut out = Vec::new();
+    for k in &kernels {
+        for &n in &cpus {
+            let mut o = boot_one(a, k, n, &initrd, names)?;
+            let mut earlier = Vec::new();
+            while went_wrong(&o) && earlier.len() < a.retries {
+                let why = wrong_summary(&o);
+                eprintln!(
+                    "boot {} at {}: {why}; booting once more (--retries {})",
+                    k.name,
+                    count(n, "vCPU"),
+                    a.retries
+                );
+                earlier.push(why);
+                o = boot_one(a, k, n, &initrd, names)?;
+            }
+            o.retried = earlier;
+            out.push(o);
+        }
+    }
+    Ok(out)
+}
+
+fn went_wrong(o: &Outcome) -> bool {
+    o.error.is_some()
+        || o.rows
+            .iter()
+            .any(|r| matches!(r.verdict, Verdict::Disagree | Verdict::Failed))
+}
+
+fn wrong_summary(o: &Outcome) -> String {
+    if let Some(e) = &o.error {
+        return format!("the boot failed: {e}");
+    }
+    let bad: Vec<&str> = o
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Disagree | Verdict::Failed))
+        .map(|r| r.scenario.as_str())
+        .collect();
+    format!(
+        "{} disagreed or failed ({})",
+        count(bad.len(), "row"),
+        bad.join(", ")
+    )
+}
+
+fn build_probe() -> Result<PathBuf, String> {
+    let root = probe::source_root()?;
+    let t = Instant::now();
+    eprintln!("building the probe (cargo build -p memcg-probe, static)");
+    let bin = probe::build(&root)?;
+    eprintln!(
+        "probe built: {} ({:.1} s)",
+        bin.display(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(bin)
+}
+
+fn boot_one(
+    a: &KernelsArgs,
+    k: &Kernel,
+    cpus: usize,
+    initrd: &Initrd,
+    names: &[String],
+) -> Result<Outcome, String> {
+    let b = guest::Boot {
+        vmlinuz: k.vmlinuz.clone(),
+        initrd: initrd.path.clone(),
+        cpus,
+        memory_mib: 512,
+        accel: a.accel,
+        timeout: Duration::from_secs(a.timeout),
+    };
+    let booted = qemu::boot(&b)?;
+    if let Some(why) = &booted.fell_back {
+        eprintln!("KVM cannot run the guest here ({why}): TCG from now on");
+    }
+    if let Some(dir) = &a.save {
+        save(dir, &format!("{}-{cpus}", k.name), &booted.console)?;
+    }
+    let mut o = outcome(&k.name, cpus, &booted.console, names);
+    if booted.timed_out {
+        o.error = o
+            .error
+            .map(|e| format!("killed at the time limit ({} s): {e}", a.timeout));
+    }
+    o.accel = Some(booted.accel.name());
+    o.seconds = booted.elapsed.as_secs_f64();
+    progress(&o, &booted.console);
+    Ok(o)
+}
+
+fn save(dir: &Path, stem: &str, console: &str) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("--save {}: {e}", dir.display()))?;
+    let f = dir.join(format!("{stem}.txt"));
+    std::fs::write(&f, console).map_err(|e| format!("--save: {}: {e}", f.display()))
+}
+
+/// The progress line of one boot on stderr; a failed boot's console tail
+/// below it.
+fn progress(o: &Outcome, text: &str) {
+    let garbled = if o.garbled > 0 {
+        format!("; {} probe lines garbled on the console", o.garbled)
+    } else {
+        String::new()
+    };
+    match &o.error {
+        None => eprintln!(
+            "boot {} at {}: {}, {:.1} s{garbled}",
+            o.kernel,
+            count(o.cpus, "vCPU"),
+            count(o.rows.len(), "scenario"),
+            o.seconds
+        ),
+        Some(e) => {
+            eprintln!(
+                "boot {} at {}: FAILED after {:.1} s: {e}{garbled}",
+                o.kernel,
+                count(o.cpus, "vCPU"),
+                o.seconds,
+            );
+            eprintln!("{}", console::tail(text, 20));
+        }
+    }
+}
+
+/// Judge one console: the rows of every chosen scenario, a `Failed` row
+/// for each the console has no record of (with the boot's error, if it
+/// failed).
+pub fn outcome(kernel: &str, cpus: usize, text: &str, names: &[String]) -> Outcome {
+    let (c, error) = match console::parse(text) {
+        Ok(c) => (c, None),
+        Err(e) => (
+            console::read(text),
+            Some(e.lines().next().unwrap_or("").to_string()),
+        ),
+    };
+    let rows = rows_of(kernel, cpus, &c.obs, names, error.as_deref());
+    Outcome {
+        kernel: kernel.to_string(),
+        cpus,
+        accel: None,
+        seconds: 0.0,
+        error,
+        garbled: c.garbled.len(),
+        rows,
+        retried: Vec::new(),
+    }
+}
+
+fn rows_of(
+    kernel: &str,
+    cpus: usize,
+    obs: &Observation,
+    names: &[String],
+    error: Option<&str>,
+) -> Vec<Row> {
+    let done = |n: &str| obs.done.iter().any(|d| d.s == n);
+    let judged = if obs.hello.release.is_empty() {
+        Vec::new()
+    } else {
+        judge(obs)
+    };
+    let mut rows = Vec::new();
+    for n in names {
+        let mine: Vec<&Row> = judged.iter().filter(|r| &r.scenario == n).collect();
+        if !mine.is_empty() && (error.is_none() || done(n)) {
+            rows.extend(mine.into_iter().cloned());
+            continue;
+        }
+        let note = match error {
+            Some(e) if !done(n) => format!("the boot failed before it ended: {e}"),
+            _ if !done(n) => "not in this console: the probe did not run it".to_string(),
+            _ => "the oracle gave no row for it".to_string(),
+        };
+        rows.push(Row {
+            kernel: judged
+                .first()
+                .map_or_else(|| kernel.to_string(), |r| r.kernel.clone()),
+            cpus: if obs.hello.cpus > 0 {
+                obs.hello.cpus
+            } else {
+                cpus
+            },
+            scenario: n.clone(),
+            observable: "-".into(),
+            predicted: "-".into(),
+            observed: "-".into(),
+            verdict: Verdict::Failed,
+            note,
+        });
+    }
+    rows
+}
+
+/// The saved consoles in `dir` (`<kernel>-<cpus>.txt`), judged, in kernel
+/// and vCPU order; `--kernel` and `--cpus` pick among them.
+fn from_saved(dir: &Path, a: &KernelsArgs, names: &[String]) -> Result<Vec<Outcome>, String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("--from {}: {e}", dir.display()))?;
+    let mut found: Vec<(String, Option<usize>, PathBuf)> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .map(|p| {
+            let stem = p
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let (k, n) = match stem.rsplit_once('-') {
+                Some((k, n)) if n.parse::<usize>().is_ok() => (k.to_string(), n.parse().ok()),
+                Some((k, _)) => (k.to_string(), None),
+                None => (stem.clone(), None),
+            };
+            (k, n, p)
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(format!(
+            "--from {}: no saved consoles (*.txt) there",
+            dir.display()
+        ));
+    }
+    for k in &a.kernel {
+        if !found.iter().any(|(f, _, _)| f == k) {
+            let mut known: Vec<&str> = found.iter().map(|(f, _, _)| f.as_str()).collect();
+            known.dedup();
+            return Err(format!(
+                "unknown kernel {k:?} in {}: expected one of {}",
+                dir.display(),
+                known.join(", ")
+            ));
+        }
+    }
+    found.retain(|(k, n, _)| {
+        (a.kernel.is_empty() || a.kernel.contains(k))
+            && (a.cpus.is_empty() || n.is_some_and(|n| a.cpus.contains(&n)))
+    });
+    found.sort_by(|x, y| {
+        cache::version_key(&x.0)
+            .cmp(&cache::version_key(&y.0))
+            .then(x.0.cmp(&y.0))
+            .then(x.1.cmp(&y.1))
+    });
+    let mut out = Vec::new();
+    for (k, n, p) in found {
+        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let seen = console::read(&text);
+        let cpus = n.unwrap_or(seen.obs.hello.cpus);
+        // Without --scenario, a console that ended is judged on the
+        // scenarios it ran.
+        let ran = |n: &&String| seen.obs.done.iter().any(|d| &d.s == *n);
+        let here: Vec<String> = if a.scenario.is_empty() && seen.ended {
+            names.iter().filter(ran).cloned().collect()
+        } else {
+            names.to_vec()
+        };
+        let o = outcome(&k, cpus, &text, &here);
+        eprintln!(
+            "{}: {} at {}, {}{}",
+            p.display(),
+            o.kernel,
+            count(o.cpus, "vCPU"),
+            count(o.rows.len(), "scenario"),
+            o.error
+                .as_ref()
+                .map_or(String::new(), |e| format!(", FAILED: {e}"))
+        );
+        out.push(o);
+    }
+    Ok(out)
+}
+
+/// `--host`: the probe on this machine's kernel.
+fn on_host(a: &KernelsArgs, names: &[String]) -> Result<Outcome, String> {
+    probe::check_host()?;
+    eprintln!(
+        "warning: --host runs the probe on this machine's kernel: it creates memcgs below \
+         /sys/fs/cgroup/flushprobe (removed at the end) and charges them"
+    );
+    let probe = build_probe()?;
+    let t = Instant::now();
+    let (text, _) = probe::run_on_host(&probe, crate::oracle::spec::SCENARIOS_JSON, names)?;
+    let seen = console::read(&text).obs.hello;
+    let kernel = cache::short_name(&seen.release).unwrap_or_else(|| "host".into());
+    if let Some(dir) = &a.save {
+        save(dir, &format!("{kernel}-host"), &text)?;
+    }
+    let mut o = outcome(&kernel, seen.cpus, &text, names);
+    o.seconds = t.elapsed().as_secs_f64();
+    progress(&o, &text);
+    Ok(o)
+}

@@ -1,0 +1,140 @@
+//! `flushcheck kernels`'s outcomes, table and summary line.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::oracle::{Row, Verdict};
+
+/// One boot (or saved console): what ran, how long, how it ended, and its
+/// rows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    /// The kernel's short name (`6.12`), or `host`.
+    pub kernel: String,
+    /// vCPUs asked for (the guest's own count for `--from` and `--host`).
+    pub cpus: usize,
+    /// The accelerator, if it booted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accel: Option<&'static str>,
+    /// Wall time of the boot, in seconds (0 for `--from`).
+    pub seconds: f64,
+    /// Why the boot failed, if it did (first line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Probe lines of the console that did not read.
+    pub garbled: usize,
+    /// Its rows, one per scenario.
+    pub rows: Vec<Row>,
+    /// Earlier boots of the same kernel and vCPUs that went wrong
+    /// (`--retries`): their summaries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retried: Vec<String>,
+}
+
+/// `n` and `what`, plural past one.
+pub fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+fn verdict_name(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Agree => "agree",
+        Verdict::Explained => "explained",
+        Verdict::Disagree => "DISAGREE",
+        Verdict::Failed => "FAILED",
+    }
+}
+
+/// The rows as a table (kernel, vCPUs, scenario, observable, predicted,
+/// observed, verdict), the notes numbered below it.
+pub fn table(rows: &[&Row]) -> String {
+    let mut notes = Vec::new();
+    let mut cells: Vec<[String; 7]> = vec![[
+        "kernel",
+        "vCPUs",
+        "scenario",
+        "observable",
+        "predicted",
+        "observed",
+        "verdict",
+    ]
+    .map(String::from)];
+    for r in rows {
+        let mut verdict = verdict_name(&r.verdict).to_string();
+        if !r.note.is_empty() {
+            // A note several rows share (a failed boot's) is listed once.
+            let i = match notes.iter().position(|n| n == &r.note) {
+                Some(i) => i,
+                None => {
+                    notes.push(r.note.clone());
+                    notes.len() - 1
+                }
+            };
+            verdict.push_str(&format!(" [{}]", i + 1));
+        }
+        cells.push([
+            r.kernel.clone(),
+            r.cpus.to_string(),
+            r.scenario.clone(),
+            r.observable.clone(),
+            r.predicted.clone(),
+            r.observed.clone(),
+            verdict,
+        ]);
+    }
+    let mut width = [0usize; 7];
+    for c in &cells {
+        for (w, s) in width.iter_mut().zip(c) {
+            *w = (*w).max(s.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for c in &cells {
+        let line: Vec<String> = c
+            .iter()
+            .zip(width)
+            .map(|(s, w)| format!("{s:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    if !notes.is_empty() {
+        out.push_str("\nnotes:\n");
+        for (i, n) in notes.iter().enumerate() {
+            out.push_str(&format!("  [{}] {n}\n", i + 1));
+        }
+    }
+    out
+}
+
+/// The summary line: rows per verdict, boots (or saved consoles), time.
+pub fn summary(outcomes: &[Outcome], booted: bool, elapsed: Duration) -> String {
+    let rows: Vec<&Row> = outcomes.iter().flat_map(|o| &o.rows).collect();
+    let of = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
+    let in_boots: f64 = outcomes.iter().map(|o| o.seconds).sum();
+    format!(
+        "{}: {} agree, {} explained, {} disagree, {} failed; {}{}; {:.1} s{}",
+        count(rows.len(), "row"),
+        of(Verdict::Agree),
+        of(Verdict::Explained),
+        of(Verdict::Disagree),
+        of(Verdict::Failed),
+        count(
+            outcomes.len(),
+            if booted { "boot" } else { "saved console" }
+        ),
+        if failed > 0 {
+            format!(" ({failed} FAILED)")
+        } else {
+            String::new()
+        },
+        elapsed.as_secs_f64(),
+        if booted {
+            format!(" ({in_boots:.1} s in boots)")
+        } else {
+            String::new()
+        }
+    )
+}
