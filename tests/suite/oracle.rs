@@ -311,3 +311,20 @@ fn releases_map_to_lineages() {
     let e = Kernel::from_release("5.10.0").unwrap_err();
     assert!(e.contains("5.10.0"), "{e}");
 }
+
+/// The RCU explanation of 6.1's `step-reopen` covers only when reads
+/// flush: a read showing a value no flush gives still disagrees.
+#[test]
+fn the_rcu_explanation_cannot_cover_a_wrong_value() {
+    let (_, mut obs) = consoles().into_iter().find(|c| c.0 == "6.1-1").unwrap();
+    let r = obs
+        .reads
+        .iter_mut()
+        .filter(|r| r.s == "step-reopen")
+        .nth(40)
+        .unwrap();
+    r.anon += 1000;
+    let rows = judge(&obs);
+    let row = rows.iter().find(|r| r.scenario == "step-reopen").unwrap();
+    assert_eq!(row.verdict, Verdict::Disagree, "{}", row.note);
+}
