@@ -374,8 +374,9 @@ fn triggered_trace(
     Ok((None, "loom did not reach the outcome again".into()))
 }
 
-/// Each fix candidate of `f` on the witness configuration and the larger
-/// one (when given): the candidate's [`Check`]s.
+/// Each fix candidate of `f` on the witness configuration, the larger
+/// one (when given) and the configurations at scale: the candidate's
+/// [`Check`]s.
 pub fn check_candidates(
     f: &Finding,
     registry: &[Variant],
@@ -385,6 +386,7 @@ pub fn check_candidates(
     if let Some(l) = f.larger {
         cfgs.push(l());
     }
+    cfgs.extend(f.scale.iter().map(|c| c()));
     f.fixes
         .iter()
         .map(|c| {

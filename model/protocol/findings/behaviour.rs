@@ -108,6 +108,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(c12_larger),
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "A flush walks CPU 0 while CPU 0 is inside memcg_rstat_updated() for a \
                  child. At the child the callback's remote WRITE_ONCE(statc->stats_updates, 0) \
@@ -163,6 +167,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(fold_skew_larger),
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "Each level folds its own per-CPU counter into its atomic when that \
                  counter reaches MEMCG_CHARGE_BATCH, and a parent's counter also takes its \
@@ -229,6 +237,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: Some(2),
             },
             larger: Some(tree_sb_larger),
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: true,
             mechanism: "Store buffering: the updater writes its per-CPU counter, then reads \
                  updated_next (lnode.next from v6.17) and finds the memcg on the tree; the \
@@ -302,6 +314,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(life_parent),
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "CPU 0 counts a page in the child's per-CPU state through the objcg \
                  under rcu_read_lock(), then stalls before cgroup_rstat_updated() links the \
@@ -390,6 +406,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(b9_larger),
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "Each memcg gates its readers on its own count: memcg 2's atomic holds \
                  65 <= 64 * 2, so reading memcg 2 does not flush, although the root's count, \
@@ -443,6 +463,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(b7_larger),
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "A reader's gate reads the threshold above num_online_cpus() and \
                  decides to flush; before its atomic_xchg(&stats_flush_ongoing, 1) the \
@@ -490,6 +514,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(trigger_larger),
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: true,
             mechanism: "CPU 0 charges memcg 2 twice; the first charge puts it on CPU 0's \
                  llist with llist_add(), then both fold into memcg 1's count (4 > 2). The \

@@ -106,6 +106,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: None,
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "A batch is counted only when the per-CPU count exceeds \
                  MEMCG_CHARGE_BATCH (v5.16-v6.7), so each counted unit stands for up to \
@@ -168,6 +172,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: None,
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "The callbacks reset a memcg's counts mid-walk: charges landing \
                  during a flush, on CPUs the walk has passed, are counted and then reset \
@@ -223,6 +231,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: None,
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "The counter has to exceed T = nr_cpus * MEMCG_CHARGE_BATCH for a \
                  reader to flush, so the claim fails literally. Each CPU's last fold comes \
@@ -277,6 +289,10 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: None,
+            scale: &[],
+            also: &[],
+            fixes_tag: None,
+            files: &[],
             weak_memory: false,
             mechanism: "A CPU can hold MEMCG_CHARGE_BATCH pages, not B - 1: the update in \
                  flight between __this_cpu_add() and the fold's atomic add. One CPU, B = 1: \

@@ -173,6 +173,18 @@ pub struct Finding {
     /// A larger configuration the fix candidates are also checked on,
     /// exhaustively (`None`: the witness's own suffices).
     pub larger: Option<fn() -> Config>,
+    /// The configurations at scale (2 and 3 CPUs, witnesses larger than the
+    /// minimal one) every fix candidate is also checked on.
+    pub scale: &'static [fn() -> Config],
+    /// Further forms of the same finding (another mechanism, another
+    /// witness), each replayed and reported beside the first.
+    pub also: &'static [Witness],
+    /// The `Fixes:` tag's commit, as `12-hex-digit ("subject")`, where the
+    /// introducing commit is known.
+    pub fixes_tag: Option<&'static str>,
+    /// The kernel files a fix would touch: their MAINTAINERS entries give
+    /// the mail's `To:` and `Cc:`.
+    pub files: &'static [&'static str],
     /// Whether it needs weak memory (only loom shows it).
     pub weak_memory: bool,
     /// How it happens, in kernel terms.
