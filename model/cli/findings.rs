@@ -25,8 +25,9 @@ pub struct FindingsArgs {
     /// Only these findings (comma-separated identifiers).
     #[arg(long, value_delimiter = ',')]
     pub id: Vec<String>,
-    /// Kernel identifiers in traces (`memcg1->vmstats_percpu[cpu0].state[0]`
-    /// for `S.1[0]`).
+    /// The trace as the kernel's statements, one per row
+    /// (`this_cpu_add_return(statc->stats_updates, 2) = 2` for
+    /// `U.1[0] += 2`), as reports print it.
     #[arg(long = "kernel-names")]
     pub kernel_names: bool,
     /// Time budget per search, in seconds.
@@ -222,12 +223,11 @@ pub fn replay_text(
     );
     match &r.trace {
         Some(c) => {
-            let c = if kernel_names {
-                c.with_kernel_names()
+            if kernel_names {
+                out.push_str(&c.listing(80, &format!("violated: {}", c.violation)));
             } else {
-                c.clone()
-            };
-            out.push_str(&c.diagram(80));
+                out.push_str(&c.diagram(80));
+            }
             out.push_str(&format!("\nfound by {}\n", r.how));
             if !c.token.is_empty() {
                 out.push_str(&format!("replay: {}\n", c.replay_command()));

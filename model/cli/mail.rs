@@ -12,21 +12,18 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::drive::findings::{check_candidates, replay};
-use crate::protocol::findings::{Expected, Finding};
+use crate::protocol::findings::{maintainers, Class, Expected, Finding};
 use crate::protocol::Variant;
 
-use super::findings::{candidate_verdict, check_line};
+use super::mail_text::{candidate_words, cfg_words, check_words, scrub, verdict_words, wrap, TEXT};
 use super::matrix::{build_plan, run_with_progress, MatrixArgs};
 
 /// The widest line a report may have.
 pub const WIDTH: usize = 80;
 
-/// Section text is wrapped to this width, indented by two.
-const TEXT: usize = 76;
-
 /// `text` wrapped to [`TEXT`] columns, each line indented by `indent`.
 fn para(out: &mut String, indent: &str, text: &str) {
-    for line in crate::observe::record::wrap(text, TEXT + 2 - indent.len()) {
+    for line in wrap(text, TEXT + 2 - indent.len()) {
         let _ = writeln!(out, "{indent}{line}");
     }
 }
@@ -35,22 +32,44 @@ fn para(out: &mut String, indent: &str, text: &str) {
 /// lines indented to match.
 fn item(out: &mut String, first: &str, text: &str) {
     let hang = " ".repeat(first.len());
-    for (i, line) in crate::observe::record::wrap(text, TEXT + 2 - first.len())
-        .into_iter()
-        .enumerate()
-    {
+    for (i, line) in wrap(text, TEXT + 2 - first.len()).into_iter().enumerate() {
         let _ = writeln!(out, "{}{line}", if i == 0 { first } else { &hang });
     }
 }
 
-/// The `Subject:` header, folded (RFC 5322: a continuation line starts
-/// with a space) if it does not fit.
-fn subject(out: &mut String, text: &str) {
-    let mut lines = crate::observe::record::wrap(&format!("Subject: {text}"), WIDTH).into_iter();
-    let _ = writeln!(out, "{}", lines.next().unwrap_or_default());
-    for rest in crate::observe::record::wrap(&lines.collect::<Vec<_>>().join(" "), WIDTH - 1) {
-        let _ = writeln!(out, " {rest}");
+/// A header field, folded (RFC 5322: a continuation line starts with a
+/// space) after a comma when it does not fit.
+fn header(out: &mut String, name: &str, values: &[String]) {
+    if values.is_empty() {
+        return;
     }
+    let mut line = format!("{name}:");
+    for (i, v) in values.iter().enumerate() {
+        let piece = if i + 1 < values.len() {
+            format!("{v},")
+        } else {
+            v.clone()
+        };
+        if line.chars().count() + 1 + piece.chars().count() > WIDTH && line.contains(' ') {
+            let _ = writeln!(out, "{line}");
+            line = String::new();
+        }
+        line.push(' ');
+        line.push_str(&piece);
+    }
+    let _ = writeln!(out, "{line}");
+}
+
+/// The mail's headers: a one-line `Subject:` with the class's prefix, and
+/// `To:`/`Cc:` from the MAINTAINERS entries of the files the fix touches.
+fn headers(out: &mut String, f: &Finding) {
+    let _ = writeln!(out, "Subject: {} {}", f.class.prefix(), f.subject);
+    let (to, mut cc, _) = maintainers::recipients(f.files);
+    if f.class == Class::FixedUpstream {
+        cc.push("stable@vger.kernel.org".into());
+    }
+    header(out, "To", &to);
+    header(out, "Cc", &cc);
 }
 
 /// A heading line and its paragraph.
@@ -127,33 +146,37 @@ pub fn default_suite(name: &str, registry: &[Variant]) -> Result<(bool, String),
         .collect();
     let line = if bad.is_empty() {
         format!(
-            "default suite: all {} (property, backend) cells as expected ({:.0} s)",
+            "the model's standard configurations: all {} checks as expected ({:.0} s)",
             m.cells.len(),
             elapsed.as_secs_f64()
         )
     } else {
-        format!("default suite: NOT as expected: {}", bad.join("; "))
+        format!(
+            "the model's standard configurations: NOT as expected: {}",
+            bad.join("; ")
+        )
     };
     Ok((bad.is_empty(), line))
 }
 
 /// The report of finding `f`; `suite` also runs each candidate's default
-/// suite.
+/// suite; `model_names` prints the trace as the model's column diagram
+/// (`U.1[0] += 2`) instead of the kernel's statements.
 pub fn mail(
     f: &Finding,
     registry: &[Variant],
     budget: Duration,
-    kernel_names: bool,
+    model_names: bool,
     suite: bool,
 ) -> Result<String, String> {
     let mut out = String::new();
-    subject(&mut out, f.subject);
-    section(&mut out, "Class", f.class.name());
+    headers(&mut out, f);
+    section(&mut out, "Kind", f.class.name());
     section(
         &mut out,
         "Affected releases",
         &format!(
-            "{} (first {}, last read {}). Introduced by {}.{}",
+            "{} (first {}, newest release checked {}). Introduced by {}.{}",
             f.affected,
             f.first,
             f.last,
@@ -168,18 +191,20 @@ pub fn mail(
     item(&mut out, "    -- ", f.claim.source);
 
     let r = replay(f, registry, budget)?;
+    // The trace's own figures where there is one: the deciding search may
+    // stop at another interleaving with other numbers.
+    let shown = match &r.trace {
+        Some(c) => format!("{} In the trace below: {}", what_search(&r), c.violation),
+        None => format!(
+            "{} {}",
+            what_search(&r),
+            r.check.note.lines().next().unwrap_or("")
+        ),
+    };
     section(
         &mut out,
         "What the model shows",
-        &format!(
-            "{}: {} on {} ({}, {} executions). {}",
-            f.witness.variant,
-            r.check.verdict(),
-            r.check.cfg,
-            r.check.search,
-            r.check.executions,
-            r.check.note.lines().next().unwrap_or("")
-        ),
+        &sentence(&scrub(&shown, registry)),
     );
     section(&mut out, "Mechanism", f.mechanism);
     section(&mut out, "Impact", f.impact);
@@ -188,76 +213,132 @@ pub fn mail(
     section(&mut out, "Preconditions", f.preconditions);
 
     let _ = writeln!(out, "\nShortest witness found");
-    match &r.trace {
-        Some(c) => {
-            let c = if kernel_names {
-                c.with_kernel_names()
-            } else {
-                c.clone()
-            };
-            para(&mut out, "  ", &format!("found by {}", r.how));
-            out.push('\n');
-            // A column may run a few characters over its share of the
-            // width rather than cut a step: ask for less until it fits.
-            let fits = (48..=WIDTH)
-                .rev()
-                .map(|w| c.diagram(w))
-                .find(|d| long_lines(d).is_empty());
-            out.push_str(&fits.unwrap_or_else(|| c.diagram(WIDTH)));
-            if f.weak_memory {
-                let _ = writeln!(out, "\nLKMM litmus test of the witness (herd7)\n");
-                match c.litmus_named(f.id) {
-                    Ok(t) => out.push_str(&fit_litmus(&t)),
-                    Err(e) => para(&mut out, "  ", &format!("not exported: {e}")),
-                }
-            }
-        }
-        None => para(&mut out, "  ", &format!("no trace: {}", r.how)),
-    }
-
+    witness(&mut out, f, &r, registry, model_names);
     let _ = writeln!(out, "\nReproduce");
-    let _ = writeln!(out, "  {}", f.replay_command());
-    let _ = writeln!(out, "  or directly:");
-    out.push_str(&shell_lines(f.witness.command, "  "));
+    out.push_str(&shell_lines(&format!("$ {}", f.witness.command), "  "));
 
     if !f.fixes.is_empty() {
-        let _ = writeln!(out, "\nFix candidates (the model's variants, not patches)");
-        for (name, checks) in check_candidates(f, registry, budget)? {
-            let c = f.fixes.iter().find(|c| c.variant == name);
-            let expected = c.map_or(Expected::Fixes, |c| c.expected);
-            let _ = writeln!(out, "\n  {name}: {}", candidate_verdict(expected, &checks));
-            if let Some(c) = c {
-                para(&mut out, "    ", c.change);
-            }
-            for ch in &checks {
-                item(&mut out, "    - ", &check_line(ch));
-            }
-            if suite && expected == Expected::Fixes {
-                let (_, line) = default_suite(&name, registry)?;
-                item(&mut out, "    - ", &line);
-            }
-        }
-        out.push('\n');
-        para(
-            &mut out,
-            "  ",
-            "(holds*: every interleaving of the configuration; holds: loom within \
-             its preemption bound; shows: the finding is still there)",
-        );
+        candidates(&mut out, f, registry, budget, suite)?;
     }
     if let Some(b) = &f.bound {
         section(&mut out, "Corrected comment", b.comment);
         section(&mut out, "Derivation", b.derivation);
         let _ = writeln!(out, "\nConfirmed by");
-        out.push_str(&shell_lines(b.confirm, "  "));
+        out.push_str(&shell_lines(&format!("$ {}", b.confirm), "  "));
     }
     section(&mut out, "What the model abstracts away", f.abstractions);
+    if let Some(tag) = f.fixes_tag {
+        let _ = writeln!(out, "\nFixes: {tag}");
+    }
     let _ = writeln!(
         out,
         "\n-- \nflushcheck {} (memcg-flush-model); the text says what the model\nshowed and nothing more.",
         env!("CARGO_PKG_VERSION")
     );
     Ok(out)
+}
+
+/// The witness's trace: the kernel's statements (or the model's diagram),
+/// and for a weak-memory finding its LKMM litmus test.
+fn witness(
+    out: &mut String,
+    f: &Finding,
+    r: &crate::drive::findings::Replayed,
+    registry: &[Variant],
+    model_names: bool,
+) {
+    let Some(c) = &r.trace else {
+        para(out, "  ", &format!("no trace: {}", r.how));
+        return;
+    };
+    para(out, "  ", &format!("found by {}", r.how));
+    out.push('\n');
+    let conclusion = scrub(&c.violation, registry);
+    let text = if model_names {
+        // A column may run a few characters over its share of the width
+        // rather than cut a step: ask for less until it fits.
+        (48..=WIDTH)
+            .rev()
+            .map(|w| c.diagram(w))
+            .find(|d| long_lines(d).is_empty())
+            .unwrap_or_else(|| c.diagram(WIDTH))
+    } else {
+        c.listing(WIDTH, &format!("Result: {}", sentence(&conclusion)))
+    };
+    out.push_str(&text);
+    if f.weak_memory {
+        let _ = writeln!(out, "\nLKMM litmus test of the witness (herd7)\n");
+        match c.litmus_named(&litmus_name(f)) {
+            Ok(t) => out.push_str(&fit_litmus(&t)),
+            Err(e) => para(out, "  ", &format!("not exported: {e}")),
+        }
+    }
+}
+
+/// The deciding search and its verdict in a sentence.
+fn what_search(r: &crate::drive::findings::Replayed) -> String {
+    format!(
+        "A model of this code, run on {} ({}, {} executions): {}.",
+        cfg_words(&r.check.cfg),
+        r.check.search,
+        r.check.executions,
+        verdict_words(&r.check),
+    )
+}
+
+/// `text` with its first letter capitalised.
+fn sentence(text: &str) -> String {
+    let mut c = text.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// A litmus test's name from the subject's first words (the C parser
+/// takes letters, digits and underscores).
+fn litmus_name(f: &Finding) -> String {
+    let words: Vec<String> = f
+        .subject
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(5)
+        .map(str::to_lowercase)
+        .collect();
+    words.join("_")
+}
+
+/// Each fix candidate with the model's verdicts on the witness, the larger
+/// configuration and the configurations at scale.
+fn candidates(
+    out: &mut String,
+    f: &Finding,
+    registry: &[Variant],
+    budget: Duration,
+    suite: bool,
+) -> Result<(), String> {
+    let _ = writeln!(
+        out,
+        "\nFix candidates (each checked in the model; not patches)"
+    );
+    for (i, (name, checks)) in check_candidates(f, registry, budget)?
+        .into_iter()
+        .enumerate()
+    {
+        let c = f.fixes.iter().find(|c| c.variant == name);
+        let expected = c.map_or(Expected::Fixes, |c| c.expected);
+        let _ = writeln!(out, "\n  {}. {}", i + 1, candidate_words(expected, &checks));
+        if let Some(c) = c {
+            para(out, "     ", c.change);
+        }
+        for ch in &checks {
+            item(out, "     - ", &check_words(ch));
+        }
+        if suite && expected == Expected::Fixes {
+            let (_, line) = default_suite(&name, registry)?;
+            item(out, "     - ", &line);
+        }
+    }
+    Ok(())
 }
 
 /// Every line of `text` over [`WIDTH`] columns, with its number.
@@ -275,14 +356,14 @@ pub fn write_all(
     dir: &Path,
     registry: &[Variant],
     budget: Duration,
-    kernel_names: bool,
+    model_names: bool,
     suite: bool,
 ) -> Result<Vec<std::path::PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut written = Vec::new();
     for f in findings {
         eprintln!("report {} ...", f.id);
-        let text = mail(f, registry, budget, kernel_names, suite)?;
+        let text = mail(f, registry, budget, model_names, suite)?;
         let path = dir.join(format!("{}.txt", f.id));
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
         written.push(path);

@@ -17,6 +17,7 @@ pub mod kernels_table;
 pub mod lifetime;
 pub mod litmus;
 pub mod mail;
+pub mod mail_text;
 pub mod matrix;
 pub mod merge;
 pub mod perf;

@@ -33,10 +33,11 @@ pub struct ReportArgs {
     /// Write every finding's report into --out DIR.
     #[arg(long, requires = "out")]
     pub all: bool,
-    /// Kernel identifiers in the finding's trace
-    /// (`memcg1->vmstats_percpu[cpu0].state[0]` for `S.1[0]`).
-    #[arg(long = "kernel-names")]
-    pub kernel_names: bool,
+    /// The finding's trace as the model's column diagram with its short
+    /// names (`U.1[0] += 2`) instead of the kernel's statements
+    /// (`this_cpu_add_return(statc->stats_updates, 2) = 2`).
+    #[arg(long = "model-names")]
+    pub model_names: bool,
     /// Also run each fix candidate's default suite (as
     /// `flushcheck --variant NAME`) in a finding's report.
     #[arg(long)]
@@ -133,14 +134,14 @@ fn finding_reports(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, Str
     if a.all {
         let dir = a.out.as_ref().expect("clap requires --out");
         let all = crate::protocol::findings::all();
-        for p in mail::write_all(&all, dir, registry, budget, a.kernel_names, a.suite)? {
+        for p in mail::write_all(&all, dir, registry, budget, a.model_names, a.suite)? {
             println!("wrote {}", p.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
     let id = a.finding.as_deref().expect("checked by the caller");
     let f = crate::protocol::findings::by_id(id)?;
-    let text = mail::mail(&f, registry, budget, a.kernel_names, a.suite)?;
+    let text = mail::mail(&f, registry, budget, a.model_names, a.suite)?;
     match &a.out {
         Some(p) => {
             std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;

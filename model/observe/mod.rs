@@ -14,6 +14,7 @@ pub mod coverage;
 pub mod eventual;
 pub mod ghost;
 pub mod lifetime;
+pub mod listing;
 pub mod monitor;
 pub mod plan;
 pub mod properties;

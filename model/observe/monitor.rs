@@ -188,7 +188,12 @@ impl Monitor {
         if h.skip {
             t.push(Step {
                 actor,
-                text: "-> skip the add".into(),
+                text: if h.broke {
+                    "-> break"
+                } else {
+                    "-> skip the add"
+                }
+                .into(),
                 access: None,
             });
         }

@@ -48,6 +48,18 @@ impl Counterexample {
         )
     }
 
+    /// The trace as the kernel's statements, one per row
+    /// ([`crate::observe::listing`]), under the set-up in kernel words and
+    /// above `conclusion`.
+    pub fn listing(&self, width: usize, conclusion: &str) -> String {
+        crate::observe::listing::render_listing(
+            &kernel_setup(&self.cfg, self.family),
+            &self.steps,
+            conclusion,
+            width,
+        )
+    }
+
     /// The core of the trace as an LKMM litmus test, or why it is not
     /// exported (see [`crate::report::litmus`]).
     pub fn litmus(&self) -> Result<String, String> {
@@ -137,6 +149,82 @@ pub fn initial_state(cfg: &Config, variant: &str, family: Family) -> String {
         if cfg.periodic { "on" } else { "off" },
         legend.join("\n")
     )
+}
+
+/// The memcg in words: `the root` or `memcg 2`.
+fn memcg_word(m: u8) -> String {
+    if m == 0 {
+        "the root".into()
+    } else {
+        format!("memcg {m}")
+    }
+}
+
+/// The scenario of `cfg` in the kernel's terms, for a listing: the CPUs,
+/// the batch, the tree, what each CPU charges, who reads, whether the
+/// periodic flush runs.
+pub fn kernel_setup(cfg: &Config, family: Family) -> String {
+    if family == Family::Lifetime {
+        let d = cfg.death.unwrap_or_default();
+        return format!(
+            "memcg 2 is a child of memcg 1, a child of the root; {} CPU(s) each charge memcg 2 {} \
+             time(s) through {}; rmdir of memcg 2{}; the periodic flush {}.",
+            cfg.cpus,
+            cfg.updates,
+            if d.folio {
+                "a folio's memcg reference"
+            } else {
+                "its objcg under rcu_read_lock()"
+            },
+            if d.parent_dies { " and of memcg 1" } else { "" },
+            if cfg.periodic { "runs" } else { "does not run" }
+        );
+    }
+    let mut s = format!(
+        "num_online_cpus() = {}, MEMCG_CHARGE_BATCH = {}",
+        cfg.cpus, cfg.batch
+    );
+    if !cfg.tree.is_empty() {
+        let parents: Vec<String> = (0..cfg.tree.len())
+            .map(|i| format!("memcg {} a child of {}", i + 1, memcg_word(cfg.tree[i])))
+            .collect();
+        s.push_str(&format!("; {}", parents.join(", ")));
+    }
+    s.push('.');
+    for c in 0..cfg.cpus {
+        let calls: Vec<String> = (0..cfg.updates)
+            .map(|k| format!("{} {:+}", memcg_word(cfg.charge_at(c, k)), cfg.val(c, k)))
+            .collect();
+        s.push_str(&format!(
+            " CPU {c} calls __mod_memcg_state() {} time(s): {}.",
+            cfg.updates,
+            calls.join(", ")
+        ));
+    }
+    if cfg.readers > 0 {
+        let reads: Vec<String> = (0..cfg.readers)
+            .map(|r| format!("reader {r} reads {}", memcg_word(cfg.read_of(r))))
+            .collect();
+        s.push_str(&format!(
+            " {} ({} time(s) each: mem_cgroup_flush_stats(), then the statistic).",
+            reads.join(", "),
+            cfg.reads
+        ));
+    }
+    let mut quiescent: Vec<String> = Vec::new();
+    for r in 0..cfg.readers.max(1) {
+        let m = memcg_word(cfg.read_of(r));
+        if !quiescent.contains(&m) {
+            quiescent.push(m);
+        }
+    }
+    s.push_str(&format!(
+        " The periodic flush_memcg_stats_dwork() {}. After every update has returned, main \
+         reads {} the same way. Every counter starts at 0.",
+        if cfg.periodic { "runs" } else { "does not run" },
+        quiescent.join(" and ")
+    ));
+    s
 }
 
 /// The initial state of a lifetime scenario.

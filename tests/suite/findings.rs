@@ -1,14 +1,11 @@
 //! The findings (model/protocol/findings): each witness shows its finding
 //! on its backend (the search runs here), each fix candidate holds on the
-//! witness and the larger configuration (a refuted one still shows it),
-//! and `flushcheck report --finding ID` is mail-ready: no line over 80
-//! columns, the replay command, and a litmus test for weak memory.
+//! witness and the larger configuration (a refuted one still shows it).
+//! The reports' mail form is checked in `mail_form`.
 
-use std::process::Command;
 use std::time::Duration;
 
 use memcg_flush_model::cli::findings::candidate_met;
-use memcg_flush_model::cli::mail::long_lines;
 use memcg_flush_model::drive::findings::{check, check_candidates};
 use memcg_flush_model::protocol::catalogue;
 use memcg_flush_model::protocol::findings::{all, by_id, Expected};
@@ -167,56 +164,6 @@ fn fixes_weak_triggered_read() {
     candidates_as_expected("weak-triggered-read");
 }
 
-fn report(id: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
-        .args(["report", "--finding", id])
-        .output()
-        .expect("flushcheck runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
-
-fn mail_ready(id: &str, weak_memory: bool) {
-    let text = report(id);
-    assert_eq!(long_lines(&text), vec![], "{id}: lines over 80 columns");
-    assert!(text.starts_with("Subject: "), "{id}: no subject");
-    assert!(text.contains(&format!("flushcheck findings --replay {id}")));
-    for needle in [
-        "\nClass\n",
-        "\nImpact\n",
-        "\nPreconditions\n",
-        "\nAffected releases\n",
-    ] {
-        assert!(text.contains(needle), "{id}: no {needle:?}");
-    }
-    assert!(
-        !text.contains("**") && !text.contains("```"),
-        "{id}: Markdown"
-    );
-    if weak_memory {
-        assert!(text.contains("\nexists ("), "{id}: no litmus test");
-    }
-}
-
-#[test]
-fn report_c12_fold_skew_is_mail_ready() {
-    mail_ready("c12-fold-skew", false);
-}
-
-#[test]
-fn report_tree_sb_lost_update_is_mail_ready() {
-    mail_ready("tree-sb-lost-update", true);
-}
-
-#[test]
-fn report_weak_triggered_read_is_mail_ready() {
-    mail_ready("weak-triggered-read", true);
-}
-
 /// Every candidate expected to fix its finding holds every must-hold
 /// property on the default suite (`flushcheck --variant ...`, exit 0).
 /// About 100 s on 2 cores: run with `-- --ignored`.
@@ -231,7 +178,7 @@ fn every_fix_holds_the_default_suite() {
         .collect();
     fixes.sort();
     fixes.dedup();
-    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flushcheck"))
         .args(["--variant", &fixes.join(",")])
         .output()
         .expect("flushcheck runs");
@@ -240,12 +187,6 @@ fn every_fix_holds_the_default_suite() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-}
-
-#[test]
-fn report_c10_bound_is_mail_ready() {
-    // Its witness has four threads: the trace is narrowed to fit.
-    mail_ready("c10-bound", false);
 }
 
 /// docs/findings.md, section 18, "What each candidate does to staleness":

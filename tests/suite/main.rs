@@ -47,6 +47,7 @@ mod litmus_corpus;
 mod lkmm_shapes;
 mod loom_gap;
 mod loom_suite;
+mod mail_form;
 mod matrix;
 mod mutants;
 mod perf;

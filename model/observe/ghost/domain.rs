@@ -34,6 +34,9 @@ pub(super) struct InUpdate {
 pub struct Happened {
     /// An update skipped its add.
     pub skip: bool,
+    /// The skip was v6.17's `break`: the update left the ancestor walk at
+    /// a flushable level without counting there.
+    pub broke: bool,
     /// A skip raced with a reset.
     pub skip_raced_reset: bool,
     /// A flush section ended without an update already written.

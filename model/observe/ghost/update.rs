@@ -125,6 +125,7 @@ impl Ghost {
         let u = std::mem::take(&mut self.domain(key).in_update[c]);
         if self.skipping(key, u.read) && !u.wrote && !u.accounted {
             let x = if key.is_some() && !u.counted { inc } else { 0 };
+            h.broke |= x > 0;
             self.skip(key, c, x, u.read, h);
         }
     }

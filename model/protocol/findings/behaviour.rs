@@ -110,8 +110,8 @@ pub(super) fn findings() -> Vec<Finding> {
             larger: Some(c12_larger),
             scale: &[],
             also: &[],
-            fixes_tag: None,
-            files: &[],
+            fixes_tag: Some("60cada258dfe (\"memcg: optimize memcg_rstat_updated\")"),
+            files: &["mm/memcontrol.c"],
             weak_memory: false,
             mechanism: "A flush walks CPU 0 while CPU 0 is inside memcg_rstat_updated() for a \
                  child. At the child the callback's remote WRITE_ONCE(statc->stats_updates, 0) \
@@ -169,8 +169,8 @@ pub(super) fn findings() -> Vec<Finding> {
             larger: Some(fold_skew_larger),
             scale: &[],
             also: &[],
-            fixes_tag: None,
-            files: &[],
+            fixes_tag: Some("60cada258dfe (\"memcg: optimize memcg_rstat_updated\")"),
+            files: &["mm/memcontrol.c"],
             weak_memory: false,
             mechanism: "Each level folds its own per-CPU counter into its atomic when that \
                  counter reaches MEMCG_CHARGE_BATCH, and a parent's counter also takes its \
@@ -210,7 +210,7 @@ pub(super) fn findings() -> Vec<Finding> {
         Finding {
             id: "tree-sb-lost-update",
             subject:
-                "cgroup/rstat: the updater/flusher race loses an update from every later flush",
+                "cgroup/rstat: an update can be missed by every later flush",
             class: Class::KnownAccepted,
             claim: Claim {
                 quote: "This is benign race and the subsequent flusher will flush those stats",
@@ -240,7 +240,7 @@ pub(super) fn findings() -> Vec<Finding> {
             scale: &[],
             also: &[],
             fixes_tag: None,
-            files: &[],
+            files: &["kernel/cgroup/rstat.c"],
             weak_memory: true,
             mechanism: "Store buffering: the updater writes its per-CPU counter, then reads \
                  updated_next (lnode.next from v6.17) and finds the memcg on the tree; the \
@@ -282,7 +282,7 @@ pub(super) fn findings() -> Vec<Finding> {
         },
         Finding {
             id: "death-lost-page",
-            subject: "memcg: a page charged while its memcg dies is lost from every ancestor",
+            subject: "memcg: a charge racing the memcg's death is lost from its ancestors",
             class: Class::FixedUpstream,
             claim: Claim {
                 quote: "After this function returns, all cgroups in the subtree have \
@@ -316,8 +316,8 @@ pub(super) fn findings() -> Vec<Finding> {
             larger: Some(life_parent),
             scale: &[],
             also: &[],
-            fixes_tag: None,
-            files: &[],
+            fixes_tag: Some("2d146aa3aa84 (\"mm: memcontrol: switch to rstat\")"),
+            files: &["kernel/cgroup/cgroup.c", "kernel/cgroup/rstat.c"],
             weak_memory: false,
             mechanism: "CPU 0 counts a page in the child's per-CPU state through the objcg \
                  under rcu_read_lock(), then stalls before cgroup_rstat_updated() links the \
@@ -408,8 +408,8 @@ pub(super) fn findings() -> Vec<Finding> {
             larger: Some(b9_larger),
             scale: &[],
             also: &[],
-            fixes_tag: None,
-            files: &[],
+            fixes_tag: Some("8d59d2214c23 (\"mm: memcg: make stats flushing threshold per-memcg\")"),
+            files: &["mm/memcontrol.c"],
             weak_memory: false,
             mechanism: "Each memcg gates its readers on its own count: memcg 2's atomic holds \
                  65 <= 64 * 2, so reading memcg 2 does not flush, although the root's count, \
@@ -419,8 +419,8 @@ pub(super) fn findings() -> Vec<Finding> {
                  the value before them (0 here) until the periodic flush: tests and tools that \
                  charge and then read fail.",
             magnitude: "Up to 64 * nr_cpus pages per memcg: 8192 pages (32 MiB) on 128 CPUs, \
-                 the test_memcg_sock failure of B10; for 2 s, longer when the periodic worker \
-                 is late (B11).",
+                 the size of the test_memcg_sock selftest failures on large machines; for 2 s, \
+                 longer when the periodic worker runs late.",
             likelihood: "Certain for a memcg whose unflushed charges stay below the trigger.",
             preconditions: "None: every interleaving shows it (a read after quiescence).",
             abstractions: "One statistic item; memory.stat reads are modelled as \
@@ -465,8 +465,8 @@ pub(super) fn findings() -> Vec<Finding> {
             larger: Some(b7_larger),
             scale: &[],
             also: &[],
-            fixes_tag: None,
-            files: &[],
+            fixes_tag: Some("aa48e47e3906 (\"memcg: infrastructure to flush memcg stats\")"),
+            files: &["mm/memcontrol.c"],
             weak_memory: false,
             mechanism: "A reader's gate reads the threshold above num_online_cpus() and \
                  decides to flush; before its atomic_xchg(&stats_flush_ongoing, 1) the \
@@ -478,7 +478,7 @@ pub(super) fn findings() -> Vec<Finding> {
                  2 s of charges on every CPU, more with a late worker; not bounded by \
                  MEMCG_CHARGE_BATCH * nr_cpus.",
             likelihood: "Whenever two flushers overlap: the periodic work and a reader, or \
-                 readers under memory pressure (B12).",
+                 readers under memory pressure.",
             preconditions: "None beyond two flushers at once.",
             abstractions: "Flushes take less than a tick; the walk holds cgroup_rstat_lock \
                  throughout (the kernel may drop it between CPUs).",
@@ -492,8 +492,8 @@ pub(super) fn findings() -> Vec<Finding> {
         },
         Finding {
             id: "weak-triggered-read",
-            subject: "cgroup/rstat: a flush the count triggered can read none of its pages",
-            class: Class::KernelBug,
+            subject: "cgroup/rstat: a triggered flush can miss what triggered it",
+            class: Class::Theoretical,
             claim: Claim {
                 quote: "After this function returns, all cgroups in the subtree have \
                         up-to-date ->stat",
@@ -517,7 +517,7 @@ pub(super) fn findings() -> Vec<Finding> {
             scale: &[],
             also: &[],
             fixes_tag: None,
-            files: &[],
+            files: &["kernel/cgroup/rstat.c", "mm/memcontrol.c"],
             weak_memory: true,
             mechanism: "CPU 0 charges memcg 2 twice; the first charge puts it on CPU 0's \
                  llist with llist_add(), then both fold into memcg 1's count (4 > 2). The \
@@ -535,7 +535,7 @@ pub(super) fn findings() -> Vec<Finding> {
                  load of the list head is, which needs load-load reordering.",
             preconditions: "Weak memory only, and only where loads may be reordered with \
                  loads: arm64 and POWER; x86 keeps loads in order. The smp_mb() pair of \
-                 tree-sb-lost-update does not remove it: it orders the updater's counter \
+                 the updater/flusher race (the pair d8ef4b38cb69 reverted) does not remove it: it orders the updater's counter \
                  before its list test, not the reader's count read before the flush.",
             abstractions: "loom's C11 model; smp_rmb() is modelled as an acquire fence, which \
                  also orders the earlier loads before later stores (stronger than LKMM's); \

@@ -81,7 +81,7 @@ pub(super) fn findings() -> Vec<Finding> {
     vec![
         Finding {
             id: "c1-bound",
-            subject: "memcg: the documented stats error bound is exceeded without any race",
+            subject: "memcg: the documented stats error bound is exceeded",
             class: Class::CommentInaccuracy,
             claim: Claim {
                 quote: "will let stats be out of sync by atmost (MEMCG_CHARGE_BATCH * \
@@ -108,8 +108,8 @@ pub(super) fn findings() -> Vec<Finding> {
             larger: None,
             scale: &[],
             also: &[],
-            fixes_tag: None,
-            files: &[],
+            fixes_tag: Some("11192d9c124d (\"memcg: flush stats only if updated\")"),
+            files: &["mm/memcontrol.c"],
             weak_memory: false,
             mechanism: "A batch is counted only when the per-CPU count exceeds \
                  MEMCG_CHARGE_BATCH (v5.16-v6.7), so each counted unit stands for up to \
@@ -146,7 +146,7 @@ pub(super) fn findings() -> Vec<Finding> {
         },
         Finding {
             id: "c10-bound",
-            subject: "memcg: the per-memcg error margin of 8d59d2214c23 does not bound the error",
+            subject: "memcg: the per-memcg stats error margin does not hold",
             class: Class::CommentInaccuracy,
             claim: Claim {
                 quote: "increases from NR_CPUS * MEMCG_CHARGE_BATCH to NR_CPUS * \
@@ -175,12 +175,16 @@ pub(super) fn findings() -> Vec<Finding> {
             scale: &[],
             also: &[],
             fixes_tag: None,
-            files: &[],
+            files: &["mm/memcontrol.c"],
             weak_memory: false,
             mechanism: "The callbacks reset a memcg's counts mid-walk: charges landing \
                  during a flush, on CPUs the walk has passed, are counted and then reset \
-                 without being folded. On one CPU and two memcgs a reader of the root skips \
-                 with 6 pages missing against 1 * 2 * 2 = 4.",
+                 without being folded. On one CPU and two memcgs: the periodic flush reads \
+                 CPU 0's counter of the child, four more charges of 2 pages land and are \
+                 counted (the last two skip the add, the count being above the trigger), and \
+                 the flush's resets then zero those counts although it folded none of the 8 \
+                 pages: the final read of the root does not flush, with 8 pages missing \
+                 against NR_CPUS * MEMCG_CHARGE_BATCH * NR_MEMCGS = 1 * 2 * 2 = 4.",
             impact: "The margin quoted for the per-memcg thresholds understates a reader's \
                  staleness; pages reset by a racing flush are behind no count at all.",
             magnitude: "Per memcg, T + n * B = 2 * n * B pages (8192 on 64 CPUs) when no flush \
@@ -234,7 +238,7 @@ pub(super) fn findings() -> Vec<Finding> {
             scale: &[],
             also: &[],
             fixes_tag: None,
-            files: &[],
+            files: &["mm/memcontrol.c"],
             weak_memory: false,
             mechanism: "The counter has to exceed T = nr_cpus * MEMCG_CHARGE_BATCH for a \
                  reader to flush, so the claim fails literally. Each CPU's last fold comes \
@@ -292,7 +296,7 @@ pub(super) fn findings() -> Vec<Finding> {
             scale: &[],
             also: &[],
             fixes_tag: None,
-            files: &[],
+            files: &["mm/memcontrol.c"],
             weak_memory: false,
             mechanism: "A CPU can hold MEMCG_CHARGE_BATCH pages, not B - 1: the update in \
                  flight between __this_cpu_add() and the fold's atomic add. One CPU, B = 1: \

@@ -16,6 +16,7 @@
 mod behaviour;
 mod bounds;
 mod configs;
+pub mod maintainers;
 
 use crate::config::Config;
 use crate::observe::property::Property;
@@ -33,6 +34,9 @@ pub enum Class {
     KnownAccepted,
     /// Behaviour of released kernels that a later release removed.
     FixedUpstream,
+    /// A corner only a weakly ordered CPU reaches, where nothing is lost:
+    /// one read transiently stale.
+    Theoretical,
 }
 
 impl Class {
@@ -43,6 +47,17 @@ impl Class {
             Class::CommentInaccuracy => "comment inaccuracy",
             Class::KnownAccepted => "known and accepted",
             Class::FixedUpstream => "fixed upstream",
+            Class::Theoretical => "theoretical (weakly ordered CPUs only)",
+        }
+    }
+
+    /// The subject prefix of its report: a bug report where code
+    /// misbehaves (fixed upstream: for the stable trees), a request for
+    /// comments where the code does what was meant.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Class::KernelBug | Class::FixedUpstream => "[BUG]",
+            Class::CommentInaccuracy | Class::KnownAccepted | Class::Theoretical => "[RFC]",
         }
     }
 }
