@@ -153,7 +153,7 @@ pub fn mail(
         &mut out,
         "Affected releases",
         &format!(
-            "{} (first {}, last read {}). Introduced by {}.{}",
+            "{} (first {}, last {}). Introduced by {}.{}",
             f.affected,
             f.first,
             f.last,
