@@ -260,6 +260,11 @@ fn every_finding_takes_its_releases_from_the_data() {
         assert_eq!(c.id.len(), 12, "{id}: {} is 12 hex digits", c.id);
         assert!(r.introduced_text.starts_with(c.id), "{id}");
         assert!(r.introduced_text.contains(c.release), "{id}");
+        assert_eq!(
+            r.fixes_tag,
+            Some(format!("{} (\"{}\")", c.id, c.subject).as_str()),
+            "{id}: the Fixes: tag"
+        );
         assert!(
             numbers(r.first) <= numbers(r.last),
             "{id}: first after last"

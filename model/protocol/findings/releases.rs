@@ -53,13 +53,6 @@ pub struct Commit {
     pub release: &'static str,
 }
 
-impl Commit {
-    /// The commit as a `Fixes:` tag names it: `id ("subject")`.
-    pub fn fixes_tag(&self) -> String {
-        format!("{} (\"{}\")", self.id, self.subject)
-    }
-}
-
 /// A finding's releases.
 #[derive(Clone, Copy, Debug)]
 pub struct Releases {
@@ -90,6 +83,8 @@ pub struct Releases {
     pub introduced_text: &'static str,
     /// The report's "ended upstream by" text: `release: what`.
     pub closed_by: Option<&'static str>,
+    /// The introducing commit as a `Fixes:` tag names it, `id ("subject")`.
+    pub fixes_tag: Option<&'static str>,
 }
 
 impl Releases {
@@ -143,6 +138,7 @@ macro_rules! releases {
             affected: concat!($first, " to ", $last, $anote),
             introduced_text: concat!($iid, " (\"", $isubj, "\"), ", $irel, $inote),
             closed_by: releases!(@opt $( concat!($crel, ": ", $( $cid, " (\"", $csubj, "\")", )? $cnote) )?),
+            fixes_tag: Some(concat!($iid, " (\"", $isubj, "\")")),
         }
     };
     (@opt) => { None };
@@ -414,6 +410,7 @@ pub const C18: Releases = Releases {
     affected: "the 2026 proposal (not merged as of v7.1.5)",
     introduced_text: "the 2026 proposal's review",
     closed_by: None,
+    fixes_tag: None,
 };
 
 /// The releases of finding `id` (`c12` or any `c12-` finding: the early
