@@ -176,7 +176,7 @@ pub fn mail(
         &mut out,
         "Affected releases",
         &format!(
-            "{} (first {}, newest release checked {}). Introduced by {}.{}",
+            "{} (first {}, last {}). Introduced by {}.{}",
             f.affected,
             f.first,
             f.last,

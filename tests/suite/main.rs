@@ -54,6 +54,7 @@ mod perf;
 mod plan;
 mod properties;
 mod quoted;
+mod releases;
 mod rstat_tree;
 mod shard;
 mod stateful;

@@ -7,7 +7,7 @@ use crate::protocol::per_memcg::fold_skew;
 
 use super::configs::*;
 
-use super::{Candidate, Claim, Class, Expected, Finding, Shown, Witness};
+use super::{releases, Candidate, Claim, Class, Expected, Finding, Shown, Witness};
 
 /// C12's quote and source, shared by both of its findings.
 const C12: Claim = Claim {
@@ -69,12 +69,6 @@ const FOLD_SKEW_FIXES: &[Candidate] = &[
     },
 ];
 
-const C12_VERSIONS: &str = "v6.16 to v7.1.5 (newest read), and the 2026 proposal";
-const C12_INTRODUCED: &str = "60cada258dfe (\"memcg: optimize memcg_rstat_updated\"), merged \
-     for v6.16 together with ff9798e05d33 (\"memcg: memcg_rstat_updated re-entrant safe \
-     against irqs\"); both in mm-stable on 2025-05-22 (lore \
-     20250522173518.68d11f41@canb.auug.org.au) [I: release]";
-
 const C12_ABSTRACTIONS: &str = "One statistic item; the v6.17 variant visits every memcg on \
      every CPU (the rstat updated tree is modelled in the -tree variants, which keep the \
      break); one context per CPU (no IRQ or NMI nesting inside memcg_rstat_updated()); \
@@ -90,11 +84,11 @@ pub(super) fn findings() -> Vec<Finding> {
             subject: "memcg: the early break in memcg_rstat_updated() loses reader flushes",
             class: Class::KernelBug,
             claim: C12,
-            affected: C12_VERSIONS,
-            introduced: C12_INTRODUCED,
-            first: "v6.16",
-            last: "v7.1.5",
-            closed_by: None,
+            affected: releases::C12.affected,
+            introduced: releases::C12.introduced_text,
+            first: releases::C12.first,
+            last: releases::C12.last,
+            closed_by: releases::C12.closed_by,
             witness: Witness {
                 variant: "v6.17",
                 cfg: c12_witness,
@@ -151,11 +145,11 @@ pub(super) fn findings() -> Vec<Finding> {
             subject: "memcg: C12 is false without any race; the break then loses flushes",
             class: Class::KernelBug,
             claim: C12,
-            affected: C12_VERSIONS,
-            introduced: C12_INTRODUCED,
-            first: "v6.16",
-            last: "v7.1.5",
-            closed_by: None,
+            affected: releases::C12.affected,
+            introduced: releases::C12.introduced_text,
+            first: releases::C12.first,
+            last: releases::C12.last,
+            closed_by: releases::C12.closed_by,
             witness: Witness {
                 variant: "v6.17",
                 cfg: fold_skew,
@@ -219,11 +213,11 @@ pub(super) fn findings() -> Vec<Finding> {
                          (and d8ef4b38cb69, Tejun Heo, v5.7: \"This may race leading to \
                          temporary inaccuracies, which is fine\")",
             },
-            affected: "v5.7 to v7.1.5 (memcg statistics ride rstat from v5.13, 2d146aa3aa84)",
-            introduced: "d8ef4b38cb69 (revert of 9a9e97b2f1f2's smp_mb() pair), v5.7",
-            first: "v5.7",
-            last: "v7.1.5",
-            closed_by: None,
+            affected: releases::TREE_SB.affected,
+            introduced: releases::TREE_SB.introduced_text,
+            first: releases::TREE_SB.first,
+            last: releases::TREE_SB.last,
+            closed_by: releases::TREE_SB.closed_by,
             witness: Witness {
                 variant: "v6.8-tree",
                 cfg: tree_sb,
@@ -290,18 +284,11 @@ pub(super) fn findings() -> Vec<Finding> {
                 source: "kernel/cgroup/rstat.c, kerneldoc of cgroup_rstat_flush() \
                          (css_rstat_flush() from v6.16)",
             },
-            affected: "v5.13 (memcg on rstat) to v6.15 [I]; the model reads the release and \
-                       free paths of v6.1.192, v6.8.0, v6.12.117 and v6.14.0 [V]",
-            introduced: "2d146aa3aa84 (\"mm: memcontrol: switch to rstat\"), v5.13, on \
-                         rstat's css release path (list_del_rcu of rstat_css_node, v4.18)",
-            first: "v5.13",
-            last: "v6.15",
-            closed_by: Some(
-                "v6.16: 5da3bfa029d6, \"cgroup: use separate rstat trees for each \
-                 subsystem\", whose css_rstat_exit() flushes the css with its callback in \
-                 css_free_rwork_fn() before ss->css_free() (v7.1.5 cgroup.c:5568, 5575 [V]; \
-                 the commit and release [I])",
-            ),
+            affected: releases::DEATH.affected,
+            introduced: releases::DEATH.introduced_text,
+            first: releases::DEATH.first,
+            last: releases::DEATH.last,
+            closed_by: releases::DEATH.closed_by,
             witness: Witness {
                 variant: "v6.8-life",
                 cfg: life_child,
@@ -387,12 +374,11 @@ pub(super) fn findings() -> Vec<Finding> {
                          8d59d2214c23's message accepts an error margin \"NR_CPUS * \
                          MEMCG_CHARGE_BATCH * NR_MEMCGS\"",
             },
-            affected: "v6.8 to v7.1.5",
-            introduced: "8d59d2214c23 (\"mm: memcg: make stats flushing threshold \
-                         per-memcg\") with 7d7ef0a4686a, v6.8",
-            first: "v6.8",
-            last: "v7.1.5",
-            closed_by: None,
+            affected: releases::QUIESCENT.affected,
+            introduced: releases::QUIESCENT.introduced_text,
+            first: releases::QUIESCENT.first,
+            last: releases::QUIESCENT.last,
+            closed_by: releases::QUIESCENT.closed_by,
             witness: Witness {
                 variant: "v6.8",
                 cfg: b9,
@@ -446,14 +432,11 @@ pub(super) fn findings() -> Vec<Finding> {
                 source: "mm/memcontrol.c, do_flush_stats(); Yosry Ahmed, 3cd9992b9302 \
                          (\"memcg: replace stats_flush_lock with an atomic\"), v6.4",
             },
-            affected: "v5.15 to v6.7 (the trylock losers of v5.15-v6.3, the \
-                       stats_flush_ongoing losers of v6.4-v6.7)",
-            introduced: "aa48e47e3906 (\"memcg: infrastructure to flush memcg stats\"), v5.15",
-            first: "v5.15",
-            last: "v6.7",
-            closed_by: Some(
-                "v6.8: 7d7ef0a4686a (\"mm: memcg: restore subtree stats flushing\"): nobody skips",
-            ),
+            affected: releases::B7.affected,
+            introduced: releases::B7.introduced_text,
+            first: releases::B7.first,
+            last: releases::B7.last,
+            closed_by: releases::B7.closed_by,
             witness: Witness {
                 variant: "v6.4",
                 cfg: b7,
@@ -499,13 +482,11 @@ pub(super) fn findings() -> Vec<Finding> {
                         up-to-date ->stat",
                 source: "kernel/cgroup/rstat.c, kerneldoc of css_rstat_flush() (v6.17 on)",
             },
-            affected: "v6.17 to v7.1.5 (the llist form); before, the per-CPU lock orders a \
-                       memcg's first insertion and only tree-sb-lost-update remains",
-            introduced: "1257b8786ac6..8dcb0ed834a3 (the nmi-safe css_rstat_updated() on a \
-                         per-CPU llist, \"Applied to cgroup/for-6.17\"), v6.17",
-            first: "v6.17",
-            last: "v7.1.5",
-            closed_by: None,
+            affected: releases::WEAK_READ.affected,
+            introduced: releases::WEAK_READ.introduced_text,
+            first: releases::WEAK_READ.first,
+            last: releases::WEAK_READ.last,
+            closed_by: releases::WEAK_READ.closed_by,
             witness: Witness {
                 variant: "v6.17-tree",
                 cfg: trigger,

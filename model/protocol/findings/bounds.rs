@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::explore::BackendName::{ShuttleDfs, ShuttleRandom};
 use crate::observe::property::Property;
 
-use super::{Claim, Class, CorrectedBound, Finding, Shown, Witness};
+use super::{releases, Claim, Class, CorrectedBound, Finding, Shown, Witness};
 
 fn c1() -> Config {
     Config {
@@ -89,11 +89,11 @@ pub(super) fn findings() -> Vec<Finding> {
                 source: "mm/memcontrol.c, comment \"memcg and lruvec stats flushing\"; \
                          11192d9c124d (\"memcg: flush stats only if updated\"), Shakeel Butt",
             },
-            affected: "v5.16 to v7.1.5 (the comment is unchanged)",
-            introduced: "11192d9c124d, v5.16 (also 5.15.y)",
-            first: "v5.16",
-            last: "v7.1.5",
-            closed_by: None,
+            affected: releases::C1.affected,
+            introduced: releases::C1.introduced_text,
+            first: releases::C1.first,
+            last: releases::C1.last,
+            closed_by: releases::C1.closed_by,
             witness: Witness {
                 variant: "v6.0",
                 cfg: c1,
@@ -154,11 +154,11 @@ pub(super) fn findings() -> Vec<Finding> {
                 source: "commit message of 8d59d2214c23 (\"mm: memcg: make stats flushing \
                          threshold per-memcg\"), Yosry Ahmed, v6.8-rc1",
             },
-            affected: "v6.8 to v7.1.5",
-            introduced: "8d59d2214c23, v6.8",
-            first: "v6.8",
-            last: "v7.1.5",
-            closed_by: None,
+            affected: releases::C10.affected,
+            introduced: releases::C10.introduced_text,
+            first: releases::C10.first,
+            last: releases::C10.last,
+            closed_by: releases::C10.closed_by,
             witness: Witness {
                 variant: "v6.8",
                 cfg: c10,
@@ -216,12 +216,11 @@ pub(super) fn findings() -> Vec<Finding> {
                          (3ac4638a734a), Shakeel Butt, lore \
                          20250519063142.111219-6-shakeel.butt@linux.dev",
             },
-            affected: "v6.16 to v7.0 (the atomic_t it justified; v7.1 widened it to \
-                       atomic_long_t)",
-            introduced: "3ac4638a734a, v6.16 [I]",
-            first: "v6.16",
-            last: "v7.0",
-            closed_by: Some("v7.1: the counter is atomic_long_t again"),
+            affected: releases::C14.affected,
+            introduced: releases::C14.introduced_text,
+            first: releases::C14.first,
+            last: releases::C14.last,
+            closed_by: releases::C14.closed_by,
             witness: Witness {
                 variant: "v6.17",
                 cfg: c14,
@@ -275,11 +274,11 @@ pub(super) fn findings() -> Vec<Finding> {
                          lore 20260319173752.1472864-1-longman@redhat.com (Waiman Long: \
                          \"the worst case scenario can indeed be worse than that\")",
             },
-            affected: "the 2026 proposal (not merged as of v7.1.5)",
-            introduced: "the 2026 proposal's review",
-            first: "none (unmerged)",
-            last: "none (unmerged)",
-            closed_by: None,
+            affected: releases::C18.affected,
+            introduced: releases::C18.introduced_text,
+            first: releases::C18.first,
+            last: releases::C18.last,
+            closed_by: releases::C18.closed_by,
             witness: Witness {
                 variant: "scaled-2026",
                 cfg: c18,

@@ -17,6 +17,7 @@ mod behaviour;
 mod bounds;
 mod configs;
 pub mod maintainers;
+pub mod releases;
 
 use crate::config::Config;
 use crate::observe::property::Property;
@@ -173,15 +174,16 @@ pub struct Finding {
     pub class: Class,
     /// The claim it refutes.
     pub claim: Claim,
-    /// The releases affected, as a range.
+    /// The releases affected, as a range ([`releases::Releases::affected`]).
     pub affected: &'static str,
     /// The commit that introduced the behaviour, and its release.
     pub introduced: &'static str,
     /// The first affected release.
     pub first: &'static str,
-    /// The last affected release the model's sources read (or "none").
+    /// The last affected release: the one before the release that ended
+    /// it, else the newest read (or "none").
     pub last: &'static str,
-    /// What ended it upstream, if anything did.
+    /// What ended it upstream, if anything did: `release: what`.
     pub closed_by: Option<&'static str>,
     /// The witness.
     pub witness: Witness,
