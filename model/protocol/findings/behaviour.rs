@@ -276,7 +276,7 @@ pub(super) fn findings() -> Vec<Finding> {
         },
         Finding {
             id: "death-lost-page",
-            subject: "memcg: a charge racing the memcg's death is lost from its ancestors",
+            subject: "memcg: a charge racing memcg death is lost from its ancestors",
             class: Class::FixedUpstream,
             claim: Claim {
                 quote: "After this function returns, all cgroups in the subtree have \

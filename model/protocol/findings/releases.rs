@@ -323,8 +323,8 @@ pub const WEAK_READ: Releases = releases! {
     read: "v7.1.5";
     introduced: "36df6e3dbd7e", "cgroup: make css_rstat_updated nmi safe", "v6.17",
         ", with 1257b8786ac6, 6af89c6ca717 and 8dcb0ed834a3 of the same series (the \
-         llist form; before it the per-CPU lock orders a memcg's first insertion and only \
-         tree-sb-lost-update remains)";
+         llist form; before it the per-CPU lock orders a memcg's first insertion and only the \
+         updater/flusher race remains)";
     newest: Unverified, NO_7_2;
     affected: " (the llist form)";
 };
