@@ -294,17 +294,14 @@ fn sentence(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A litmus test's name from the subject's first words (the C parser
+/// A litmus test's name: the subject's subsystem prefix (the C parser
 /// takes letters, digits and underscores).
 fn litmus_name(f: &Finding) -> String {
-    let words: Vec<String> = f
-        .subject
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .take(5)
-        .map(str::to_lowercase)
-        .collect();
-    words.join("_")
+    let area = f.subject.split(':').next().unwrap_or("memcg");
+    format!(
+        "{}_witness",
+        area.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    )
 }
 
 /// Each fix candidate with the model's verdicts on the witness, the larger

@@ -112,7 +112,11 @@ pub fn candidate_words(expected: Expected, checks: &[Check]) -> &'static str {
 /// the release they model.
 pub fn scrub(text: &str, registry: &[Variant]) -> String {
     let mut s = text.to_string();
-    for p in Property::all() {
+    // Longest names first: `conservation` is the tail of
+    // `eventual_conservation`.
+    let mut props: Vec<Property> = Property::all().collect();
+    props.sort_by_key(|p| std::cmp::Reverse(p.name().len()));
+    for p in props {
         s = s.replace(&format!("{}: ", p.name()), "");
     }
     // Longest names first, so that `v6.17-no-break` goes before `v6.17`.

@@ -204,3 +204,22 @@ fn model_names_give_the_diagram() {
     assert!(kernel.contains("atomic_read(&vmstats->stats_updates) = 65"));
     assert!(model.contains("atomic_read(thr.2)=65"), "{model}");
 }
+
+/// The per-memcg margin's report gives its witness one figure: every
+/// "N pages missing" in it is the same N.
+#[test]
+fn c10_names_one_figure() {
+    memcg_flush_model::explore::quiet_panics();
+    let reg = catalogue::with_bounds();
+    let f = by_id("c10-bound").expect("finding");
+    let text = mail(&f, &reg, BUDGET, false, false).expect("report");
+    drop(std::panic::take_hook());
+    let flat = text.split_whitespace().collect::<Vec<_>>();
+    let figures: Vec<&str> = flat
+        .windows(3)
+        .filter(|w| w[1] == "pages" && w[2].starts_with("missing"))
+        .map(|w| w[0])
+        .collect();
+    assert!(figures.len() >= 3, "{figures:?}");
+    assert!(figures.iter().all(|n| *n == figures[0]), "{figures:?}");
+}
