@@ -114,8 +114,11 @@ const MECHANISM: &str = "memcg_rstat_updated() walks from the charged memcg to t
      the root with the periodic flush racing the first: after the second the child's atomic \
      is 2, flushable, the root's 1; the third stops at the child, and a read of the root \
      finds 1, not over the threshold, with 2 pages unflushed, where without the break the \
-     root's count is 2 and the read flushes. At a batch of B the same sequence takes 2 * B + \
-     1 one-page charges (129 at 64), and the search does not reach the kernel's batch. \
+     root's count is 2 and the read flushes. At MEMCG_CHARGE_BATCH 64 the same sequence takes \
+     129 one-page charges, two folds of the child and one charge more, beyond the \
+     exhaustive search; at batches B of 2 to 5 the search's shortest is 2 * B + 1 charges, \
+     but there the lost-flush comparison also flags the walk without the break, so the \
+     witness stays at a batch of 1. \
      (2) Without any race, with mixed folio sizes. Each level folds when its own per-CPU \
      counter reaches the batch, and a parent's counter also takes its other children's \
      charges, so the levels fold at different points. At MEMCG_CHARGE_BATCH 64 on one CPU: \
@@ -127,36 +130,38 @@ const MECHANISM: &str = "memcg_rstat_updated() walks from the charged memcg to t
      level and a parent counts at least what its child counts, so this form needs a charge \
      of several pages that crosses the child's batch but not the parent's.";
 
-const IMPACT: &str = "Stale: the readers that flush through mem_cgroup_flush_stats(), which \
-     flushes only if the target's own count is over the threshold: memory.stat and \
-     memory.numa_stat (memcg_stat_format(), memory_numa_stat_show(); on cgroup v1 \
-     memcg1_stat_format(), memcg_numa_stat_show()), memory.zswap.current \
-     (zswap_current_read()), the zswap shrinker's count (zswap_shrinker_count()) and the OOM \
-     report's \"Memory cgroup stats\" (memory_stat_format()). Read on a parent or the root, \
-     they miss the charges of the flushable child's subtree. Ratelimited, and so only \
-     affected when the periodic flush is a full cycle late: reclaim (prepare_scan_control()), \
-     dirty throttling (mem_cgroup_wb_stats() from domain_dirty_avail()), the workingset \
-     refault test and shadow-node count (workingset_test_recent(), count_shadow_nodes()) and \
-     cachestat (filemap_cachestat()) call mem_cgroup_flush_stats_ratelimited(), which reads \
+const IMPACT: &str = "Stale: every reader that flushes through mem_cgroup_flush_stats(), \
+     which flushes only if the target's own count is over the threshold. In v6.18.19 these \
+     are memory.stat, through memcg_stat_format() or on cgroup v1 memcg1_stat_format(); \
+     memory.numa_stat, through memory_numa_stat_show() or memcg_numa_stat_show(); \
+     memory.zswap.current, through zswap_current_read(); the zswap shrinker's count, \
+     zswap_shrinker_count(); and the memory cgroup statistics of the OOM report, printed \
+     through memory_stat_format(). Read on a parent or on the root, they miss the charges of \
+     the flushable child's subtree. Ratelimited, and affected only when the periodic flush \
+     is a full cycle late: reclaim in prepare_scan_control(), dirty throttling in \
+     mem_cgroup_wb_stats() as domain_dirty_avail() calls it, the workingset refault test in \
+     workingset_test_recent(), the shadow-node count in count_shadow_nodes() and cachestat \
+     in filemap_cachestat() call mem_cgroup_flush_stats_ratelimited(), which reads \
      statistics up to 2 s old by design and flushes, through the same gate, only 4 s after \
-     the last root flush. Not affected: obj_cgroup_may_zswap() forces its flush; \
+     the last root flush. Not affected: obj_cgroup_may_zswap() forces its flush, and \
      memory.current, the limits and the charge itself use the page counters. The time bound \
      holds: flush_memcg_stats_dwork() flushes from the root with force set, ignoring \
-     memcg_vmstats_needs_flush(), every FLUSH_TIME (2 s); it folds the child's charges into \
+     memcg_vmstats_needs_flush(), every FLUSH_TIME, 2 s; it folds the child's charges into \
      every ancestor and resets the child's count, so an ancestor's statistics are at most \
      one period late when the deferrable worker runs on time. Who would notice: a container \
-     manager or a userspace OOM daemon reading a parent cgroup's memory.stat (anon, file) \
-     just after a burst of charges in one child, and tests that charge a child and read the \
-     parent; they see the parent up to 2 s behind with more unflushed than the threshold \
-     allows. Read in v6.18.19 (mm/memcontrol.c, mm/vmscan.c, mm/workingset.c, mm/filemap.c, \
-     mm/zswap.c, mm/memcontrol-v1.c, mm/page-writeback.c); the same callers in v7.1.5.";
+     manager or a userspace OOM daemon that reads a parent cgroup's memory.stat, anon or \
+     file, just after a burst of charges in one child, and tests that charge a child and \
+     read the parent: they see the parent up to 2 s behind, with more unflushed than the \
+     threshold allows. Read in v6.18.19: mm/memcontrol.c, mm/vmscan.c, mm/workingset.c, \
+     mm/filemap.c, mm/zswap.c, mm/memcontrol-v1.c and mm/page-writeback.c; v7.1.5 has the \
+     same callers.";
 
 const MAGNITUDE: &str = "Everything charged below the flushable child until the next flush \
-     that resets it: not bounded by MEMCG_CHARGE_BATCH * nr_cpus (64 * 64 = 4096 pages, \
-     16 MiB, on 64 CPUs), which the threshold promises; bounded in time by the periodic \
-     flush, 2 s if the worker is on time. What starts it is small: a fold's worth of pages \
-     counted at the child but not at the root (racy form), or up to MEMCG_CHARGE_BATCH - 1 \
-     pages per CPU per level of fold skew (race-free form).";
+     that resets it: not bounded by MEMCG_CHARGE_BATCH * nr_cpus, 4096 pages or 16 MiB on \
+     64 CPUs, which the threshold promises; bounded in time by the periodic flush, 2 s if \
+     the worker is on time. What starts it is small. In the racy form, one fold's worth of \
+     pages counted at the child but not at the root; in the race-free form, up to \
+     MEMCG_CHARGE_BATCH - 1 pages per CPU per level of fold skew.";
 
 const LIKELIHOOD: &str = "Racy form (any page size, 4 KiB included): a flush must walk the \
      charging CPU while that CPU is inside one memcg_rstat_updated() call, with the reset \
