@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 /*
- * test_c12_skew.c - part of memcg-flush-model (finding c12-fold-skew).
+ * test_c12_skew.c - part of memcg-flush-model (finding c12-lost-flush, race-free form).
  *
  * From v6.16, memcg_rstat_updated() leaves its ancestor walk with a break
  * at the first memcg already flushable ("all its ancestors are flushable

@@ -4,12 +4,13 @@
 //! of `no_lost_flush` in [`differential`]); [`fuzz`] draws configurations
 //! and shrinks what fails; [`explain`] searches for the shortest
 //! counterexample of one property; [`findings`] replays a finding's witness
-//! and checks its fix candidates.
+//! and checks its fix candidates, [`forms`] its further forms.
 
 pub mod cells;
 pub mod differential;
 pub mod explain;
 pub mod findings;
+pub mod forms;
 pub mod fuzz;
 pub mod matrix;
 pub mod plan;

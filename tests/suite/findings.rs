@@ -73,18 +73,6 @@ fn every_behaviour_has_a_fix_that_is_expected_to_hold() {
 }
 
 #[test]
-fn c12_lost_flush_dfs() {
-    witness_shows("c12-lost-flush", BackendName::ShuttleDfs);
-}
-
-#[test]
-fn c12_fold_skew_dfs() {
-    // The race-free counterexample: one CPU charges the child and its
-    // sibling; one interleaving.
-    witness_shows("c12-fold-skew", BackendName::ShuttleDfs);
-}
-
-#[test]
 fn tree_sb_lost_update_loom() {
     witness_shows("tree-sb-lost-update", BackendName::Loom);
 }
@@ -127,16 +115,6 @@ fn c14_bound_dfs() {
 #[test]
 fn c18_bound_dfs() {
     witness_shows("c18-bound", BackendName::ShuttleDfs);
-}
-
-#[test]
-fn fixes_c12_lost_flush() {
-    candidates_as_expected("c12-lost-flush");
-}
-
-#[test]
-fn fixes_c12_fold_skew() {
-    candidates_as_expected("c12-fold-skew");
 }
 
 #[test]
@@ -227,7 +205,7 @@ fn fix_candidates_staleness_effect() {
     }
     // C12's race-free witness with a reader of the root: the break holds
     // the root's count at 70; without it the count reaches all 134 pages.
-    let mut cfg = (by_id("c12-fold-skew").expect("finding").witness.cfg)();
+    let mut cfg = memcg_flush_model::protocol::per_memcg::fold_skew();
     cfg.readers = 1;
     cfg.read = vec![0];
     for (v, thr) in [
@@ -257,75 +235,4 @@ fn b7_replay_has_a_trace() {
     );
     let diagram = c.diagram(80);
     assert!(diagram.contains("flush"), "{diagram}");
-}
-
-/// Which release first had the early break is not settled (v6.15, v6.16 or
-/// v6.17, docs/findings.md section 18): the patch as posted (Shakeel Butt,
-/// "memcg: optimize memcg_rstat_updated", v2, 10 April 2025) added it to
-/// v6.8's `READ_ONCE()`/`WRITE_ONCE()` counter, before the counter became
-/// `this_cpu_add_return()`. Written here as an outside variant would be,
-/// that form loses the flush on C12's race-free witness too, every SC
-/// interleaving searched: the finding does not depend on which form
-/// shipped first.
-#[test]
-fn c12_fails_for_the_break_as_posted_on_v6_8s_counter() {
-    use memcg_flush_model::check::run::{run, RunSpec};
-    use memcg_flush_model::check::Verdict;
-    use memcg_flush_model::explore::{Backend, Platform};
-    use memcg_flush_model::kernel::{atomic64_add, read_once, write_once};
-    use memcg_flush_model::observe::property::Property;
-    use memcg_flush_model::protocol::per_memcg::v6_8::{self, Memcontrol, State};
-    use memcg_flush_model::protocol::variant::batch_times_cpus;
-    use memcg_flush_model::protocol::Kind;
-
-    #[derive(Clone, Copy)]
-    struct BreakAsPosted;
-
-    impl Memcontrol for BreakAsPosted {
-        fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
-            if val == 0 {
-                return;
-            }
-            let mut level = Some(memcg);
-            while let Some(m) = level {
-                level = mm.parent_mem_cgroup(m);
-                // The change: leave the walk at the first flushable level;
-                // the add at a fold is then unconditional.
-                if self.memcg_vmstats_needs_flush(mm, m) {
-                    break;
-                }
-                let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
-                let s = read_once(&statc.stats_updates) + val.abs();
-                write_once(&statc.stats_updates, s);
-                if s < mm.MEMCG_CHARGE_BATCH() {
-                    continue;
-                }
-                atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
-                write_once(&statc.stats_updates, 0);
-            }
-        }
-    }
-
-    let name = "v6.8-break-as-posted";
-    let mut reg = registry();
-    reg.push(
-        Variant::new(name, Kind::Candidate, name, v6_8::model(BreakAsPosted))
-            .per_memcg(batch_times_cpus)
-            .twin("v6.8-no-skip"),
-    );
-    let f = by_id("c12-fold-skew").expect("finding");
-    let dfs = Backend::ShuttleDfs {
-        max_schedules: 2_000_000,
-        sleep_sets: true,
-        stateful: true,
-        symmetry: false,
-        workers: 1,
-    };
-    for (v, lost) in [(name, true), ("v6.8", false)] {
-        let spec = RunSpec::new(v, "c12-fold-skew", &(f.witness.cfg)(), dfs.clone(), 120.0);
-        let r = run(&spec, &reg).expect("runs");
-        assert!(r.exhaustive, "{v}: {}", r.search);
-        let got = r.verdict(Property::NoLostFlush).expect("judged").verdict;
-        assert_eq!(got == Verdict::Violated, lost, "{v}: {got:?}");
-    }
 }

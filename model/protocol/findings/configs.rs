@@ -4,35 +4,6 @@
 use crate::config::{Config, Death};
 use crate::protocol::per_memcg::fold_skew;
 
-pub(super) fn c12_witness() -> Config {
-    Config {
-        cpus: 1,
-        batch: 2,
-        updates: 3,
-        vals: vec![2],
-        readers: 0,
-        periodic: true,
-        tree: vec![0],
-        charge: vec![1],
-        read: vec![0],
-        ..Config::default()
-    }
-}
-
-pub(super) fn c12_larger() -> Config {
-    Config {
-        updates: 4,
-        ..c12_witness()
-    }
-}
-
-pub(super) fn fold_skew_larger() -> Config {
-    Config {
-        periodic: true,
-        ..fold_skew()
-    }
-}
-
 pub(super) fn tree_sb() -> Config {
     Config {
         cpus: 1,
@@ -130,4 +101,59 @@ pub(super) fn trigger_larger() -> Config {
         read: vec![0],
         ..trigger()
     }
+}
+
+/// The racy form at 1-page charges: one CPU charging a child of the root
+/// three times while the periodic work flushes, MEMCG_CHARGE_BATCH 1 (the
+/// smallest batch; the shortest such witness the DFS finds is 2 * batch + 1
+/// charges).
+pub(super) fn c12_witness() -> Config {
+    Config {
+        cpus: 1,
+        batch: 1,
+        updates: 3,
+        vals: vec![1],
+        readers: 0,
+        periodic: true,
+        tree: vec![0],
+        charge: vec![1],
+        read: vec![0],
+        ..Config::default()
+    }
+}
+
+/// [`c12_witness`] with one more charge.
+pub(super) fn c12_larger() -> Config {
+    Config {
+        updates: 4,
+        ..c12_witness()
+    }
+}
+
+/// [`c12_witness`] with six charges.
+pub(super) fn c12_six() -> Config {
+    Config {
+        updates: 6,
+        ..c12_witness()
+    }
+}
+
+/// The race-free form on `cpus` CPUs, each charging the child and its
+/// sibling as [`fold_skew`]'s CPU does (the trigger is 64 * cpus, each
+/// CPU's child is 6 pages ahead of its parent).
+fn fold_skew_on(cpus: usize) -> Config {
+    Config {
+        cpus,
+        ..fold_skew()
+    }
+}
+
+/// The race-free form on 2 CPUs.
+pub(super) fn fold_skew_2() -> Config {
+    fold_skew_on(2)
+}
+
+/// The race-free form on 3 CPUs.
+pub(super) fn fold_skew_3() -> Config {
+    fold_skew_on(3)
 }

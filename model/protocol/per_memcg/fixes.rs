@@ -6,9 +6,11 @@
 //!
 //! | type | fixes | what changes |
 //! |---|---|---|
-//! | [`NoBreak`] | `c12-lost-flush`, `c12-fold-skew` (v6.16-v7.1.5) | the walk never leaves early; v6.8's per-level skip of the atomic add stays |
+//! | [`NoBreak`] | `c12-lost-flush`, both forms (v6.16-v7.1.5) | the walk never leaves early; v6.8's per-level skip of the atomic add stays |
 //! | [`BreakIfAncestors`] | the same | the walk leaves at a flushable level only if every level above is flushable too |
-//! | [`NoRemoteReset`] | nothing: refuted (both C12 witnesses still lose the flush) | the callback no longer zeroes another CPU's `stats_updates` |
+//! | [`FoldAncestors`] | the race-free form only: refuted | a fold at one level folds every ancestor too (the update included); the break stays |
+//! | [`CommentOnly`] | nothing: refuted (v6.17's code, the comment corrected) | no code change |
+//! | [`NoRemoteReset`] | nothing: refuted (both forms still lose the flush) | the callback no longer zeroes another CPU's `stats_updates` |
 //! | [`GateOrRoot`] | `quiescent-read-zero` (v6.8 on) | a reader also flushes its subtree when the root is flushable |
 //! | [`OrderedGate`] | `weak-triggered-read` (v6.17 on) | the reader's gate read is ordered before the flush (`smp_rmb()`, or `smp_load_acquire()`) |
 //!
@@ -115,7 +117,65 @@ impl Memcontrol for BreakIfAncestors {
     }
 }
 
-/// C12, candidate 3: v6.17 with the break, but a flush's callback no
+/// C12, candidate 3: keep the early `break`, and make its comment true
+/// without a race: once a level folds its per-CPU counter into its atomic,
+/// every ancestor counts the update and folds its own counter at once
+/// (`this_cpu_xchg()` plus the update, `atomic_add()`), so that no level's
+/// atomic is behind a descendant's on the CPU's account; then the walk
+/// ends. The flush's resets still land at different instants of the walk.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FoldAncestors;
+
+impl Memcontrol for FoldAncestors {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+        if val == 0 {
+            return;
+        }
+        let mut level = Some(memcg);
+        while let Some(m) = level {
+            level = mm.parent_mem_cgroup(m);
+            let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
+            if self.memcg_vmstats_needs_flush(mm, m) {
+                break;
+            }
+            let s = this_cpu_add_return_shared(&statc.stats_updates, val.abs());
+            if s < mm.MEMCG_CHARGE_BATCH() {
+                continue;
+            }
+            let s = this_cpu_xchg_shared(&statc.stats_updates, 0);
+            atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
+            // NOTE(kernel): FIX, a fold folds every ancestor too, the update
+            // included, flushable or not; the walk ends here.
+            while let Some(a) = level {
+                level = mm.parent_mem_cgroup(a);
+                let statc = mm.memcg(a).vmstats_percpu.this_cpu::<P>();
+                let s = this_cpu_xchg_shared(&statc.stats_updates, 0) + val.abs();
+                atomic64_add(s, &mm.memcg(a).vmstats.stats_updates);
+            }
+        }
+    }
+    fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
+        v6_17::css_rstat_flush(self, mm, root);
+    }
+}
+
+/// C12, candidate 4, the comment-only alternative: v6.17's code unchanged, as a
+/// candidate of its own so that the findings check it beside the others
+/// (what remains: the lost reader flushes, bounded in time by the
+/// periodic flush).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CommentOnly;
+
+impl Memcontrol for CommentOnly {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+        v6_17::memcg_rstat_updated(self, mm, memcg, val);
+    }
+    fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
+        v6_17::css_rstat_flush(self, mm, root);
+    }
+}
+
+/// C12, candidate 5: v6.17 with the break, but a flush's callback no
 /// longer zeroes the per-CPU `statc->stats_updates` of the CPU it visits
 /// (the remote `WRITE_ONCE(.., 0)`), so a count cannot be erased between
 /// the owner's `this_cpu_add_return()` and its `this_cpu_xchg()`: only
@@ -123,7 +183,7 @@ impl Memcontrol for BreakIfAncestors {
 /// still reset. Refuted: the levels' atomics are reset at different
 /// instants of the walk too (the child's callback before the root's), so a
 /// fold landing between them still skews the levels (the racy witness),
-/// and the levels' own fold points differ (`c12-fold-skew`).
+/// and the levels' own fold points differ (the race-free form).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoRemoteReset;
 

@@ -52,7 +52,7 @@ pub fn catalogue() -> Vec<Variant> {
         .derivable(Derivation::PerMemcg)
         .finding(Property::NoLostFlush, SAMPLED)
         .finding(Property::AncestorsFlushable, SAMPLED)
-        // c12-fold-skew: the race-free form, on one interleaving.
+        // c12-lost-flush's race-free form, on one interleaving.
         .finding_on(Property::NoLostFlush, BackendName::ShuttleDfs, FOLD_SKEW)
         .finding_on(Property::AncestorsFlushable, BackendName::ShuttleDfs, FOLD_SKEW),
         Variant::new(
@@ -83,10 +83,10 @@ pub fn catalogue() -> Vec<Variant> {
 }
 
 /// The suite entry of the race-free counterexample of C12
-/// (`c12-fold-skew`).
+/// (`c12-lost-flush`'s race-free form).
 pub const FOLD_SKEW: &str = "memcg-fold-skew";
 
-/// The race-free counterexample of C12 (`c12-fold-skew`): `n = 1`,
+/// The race-free counterexample of C12 (`c12-lost-flush`'s second form): `n = 1`,
 /// `MEMCG_CHARGE_BATCH` 64, the root with two children; CPU 0 charges
 /// child 1 +30, child 2 +34 (the root's counter reaches 64 and folds),
 /// child 1 +40 (child 1's reaches 70 and folds: 70 > 64, flushable, while
@@ -122,13 +122,11 @@ fn fix_candidates() -> Vec<Variant> {
         Variant::new(
             "v6.17-fix-break-if-ancestors",
             Kind::Fix,
-            "c12, refuted: v6.17 leaving the walk only where the level and every level above are flushable",
+            "c12: v6.17 leaving the walk only where the level and every level above are flushable",
             v6_8::model(fixes::BreakIfAncestors),
         )
         .per_memcg(batch_times_cpus)
-        .twin("v6.17-no-break")
-        // Refuted on c12-fold-skew's larger configuration (protocol/findings).
-        .refutes(Property::NoLostFlush),
+        .twin("v6.17-no-break"),
         Variant::new(
             "v6.17-fix-no-remote-reset",
             Kind::Fix,
@@ -139,6 +137,25 @@ fn fix_candidates() -> Vec<Variant> {
         .twin("v6.17-no-break")
         // Refuted: the atomics' resets still skew the levels (the racy
         // witness, exhaustively), and the break stays (the race-free one).
+        .refutes(Property::NoLostFlush)
+        .finding_on(Property::NoLostFlush, BackendName::ShuttleDfs, FOLD_SKEW),
+        Variant::new(
+            "v6.17-fix-fold-ancestors",
+            Kind::Fix,
+            "c12: v6.17 whose fold at one level folds every ancestor too; the break kept",
+            v6_8::model(fixes::FoldAncestors),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.17-no-break")
+        .refutes(Property::NoLostFlush),
+        Variant::new(
+            "v6.17-fix-comment-only",
+            Kind::Fix,
+            "c12, refuted: v6.17's code unchanged, only the comment corrected",
+            v6_8::model(fixes::CommentOnly),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.17-no-break")
         .refutes(Property::NoLostFlush)
         .finding_on(Property::NoLostFlush, BackendName::ShuttleDfs, FOLD_SKEW),
         Variant::new(
