@@ -12,6 +12,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::drive::findings::{check_candidates, replay};
+use crate::drive::forms::{as_form, replay_also};
 use crate::protocol::findings::{maintainers, Class, Expected, Finding};
 use crate::protocol::Variant;
 
@@ -201,21 +202,55 @@ pub fn mail(
             r.check.note.lines().next().unwrap_or("")
         ),
     };
-    section(
+    let forms = replay_also(f, registry, budget)?;
+    let numbered = !forms.is_empty();
+    let label = |k: usize| {
+        if numbered {
+            format!("Form ({k}): ")
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(out, "\nWhat the model shows");
+    para(
         &mut out,
-        "What the model shows",
-        &sentence(&scrub(&shown, registry)),
+        "  ",
+        &format!("{}{}", label(1), sentence(&scrub(&shown, registry))),
     );
+    for (k, g) in forms.iter().enumerate() {
+        let text = match &g.trace {
+            Some(c) => format!("{} In its trace: {}", what_search(g), c.violation),
+            None => what_search(g),
+        };
+        para(
+            &mut out,
+            "  ",
+            &format!("{}{}", label(k + 2), scrub(&text, registry)),
+        );
+    }
     section(&mut out, "Mechanism", f.mechanism);
     section(&mut out, "Impact", f.impact);
     section(&mut out, "Magnitude", f.magnitude);
     section(&mut out, "Likelihood", f.likelihood);
     section(&mut out, "Preconditions", f.preconditions);
 
-    let _ = writeln!(out, "\nShortest witness found");
+    let heading = |k: usize| {
+        if numbered {
+            format!("Shortest witness found, form ({k})")
+        } else {
+            "Shortest witness found".to_string()
+        }
+    };
+    let _ = writeln!(out, "\n{}", heading(1));
     witness(&mut out, f, &r, registry, model_names);
     let _ = writeln!(out, "\nReproduce");
     out.push_str(&shell_lines(&format!("$ {}", f.witness.command), "  "));
+    for (k, (w, g)) in f.also.iter().zip(&forms).enumerate() {
+        let _ = writeln!(out, "\n{}", heading(k + 2));
+        witness(&mut out, &as_form(f, w), g, registry, model_names);
+        let _ = writeln!(out, "\nReproduce");
+        out.push_str(&shell_lines(&format!("$ {}", w.command), "  "));
+    }
 
     if !f.fixes.is_empty() {
         candidates(&mut out, f, registry, budget, suite)?;

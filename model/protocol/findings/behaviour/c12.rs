@@ -8,7 +8,7 @@ use crate::observe::property::Property;
 use crate::protocol::per_memcg::fold_skew;
 
 use super::super::configs::{c12_larger, c12_six, c12_witness, fold_skew_2, fold_skew_3};
-use super::super::{Candidate, Claim, Class, Expected, Finding, Shown, Witness};
+use super::super::{releases, Candidate, Claim, Class, Expected, Finding, Shown, Witness};
 
 const CLAIM: Claim = Claim {
     quote: "If @memcg is already flushable then all its ancestors are flushable as well \
@@ -88,11 +88,6 @@ const FIXES: &[Candidate] = &[
         expected: Expected::Refuted,
     },
 ];
-
-const INTRODUCED: &str = "60cada258dfe (\"memcg: optimize memcg_rstat_updated\"), merged \
-     for v6.16 together with ff9798e05d33 (\"memcg: memcg_rstat_updated re-entrant safe \
-     against irqs\"); both in mm-stable on 2025-05-22 (lore \
-     20250522173518.68d11f41@canb.auug.org.au) [I: release]";
 
 const MECHANISM: &str = "memcg_rstat_updated() walks from the charged memcg to the root; at \
      each level it adds the update to the per-CPU statc->stats_updates and, once that \
@@ -203,15 +198,14 @@ const ABSTRACTIONS: &str = "One statistic item; every memcg is visited on every 
 pub(in super::super) fn finding() -> Finding {
     Finding {
         id: "c12-lost-flush",
-        subject: "memcg: the early break in memcg_rstat_updated() keeps a parent's readers \
-                  from flushing",
+        subject: "memcg: memcg_rstat_updated()'s break defers parents' flushes",
         class: Class::KernelBug,
         claim: CLAIM,
-        affected: "v6.16 to v7.1.5 (newest read), and the 2026 proposal",
-        introduced: INTRODUCED,
-        first: "v6.16",
-        last: "v7.1.5",
-        closed_by: None,
+        affected: releases::C12.affected,
+        introduced: releases::C12.introduced_text,
+        first: releases::C12.first,
+        last: releases::C12.last,
+        closed_by: releases::C12.closed_by,
         witness: Witness {
             variant: "v6.17",
             cfg: c12_witness,
