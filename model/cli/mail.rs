@@ -251,6 +251,9 @@ pub fn mail(
         let _ = writeln!(out, "\nConfirmed by");
         out.push_str(&shell_lines(b.confirm, "  "));
     }
+    if f.id == super::reply::FINDING {
+        out.push_str(&super::reply::reply(registry)?);
+    }
     section(&mut out, "What the model abstracts away", f.abstractions);
     let _ = writeln!(
         out,

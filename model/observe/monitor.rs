@@ -236,8 +236,7 @@ impl Monitor {
             .collect()
     }
 
-    /// Measure at a reader's flush decision, and check a decision not to
-    /// flush.
+    /// Measure at a reader's flush decision, and check it.
     fn decision(
         &self,
         s: &mut ExecState,
@@ -249,7 +248,7 @@ impl Monitor {
         set_for(&mut s.decision, actor, needs_flush);
         if needs_flush {
             set_for(&mut s.began, actor, false);
-            return Vec::new();
+            return self.check(s, At::Flushing { actor, memcg });
         }
         let read = s.ghost.gate_read(actor);
         let stale = s.ghost.staleness(memcg);

@@ -24,6 +24,7 @@ mod common;
 mod architecture;
 mod bench;
 mod bounds;
+mod c18_reply;
 mod cli;
 mod cutoff;
 mod dfs_reduction;
