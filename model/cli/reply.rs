@@ -4,132 +4,23 @@
 //! the table at 2 to 1024 CPUs, and how often a reader flushes. Printed
 //! within `flushcheck report --finding c18-bound` ([`super::mail`]).
 //!
-//! [`gather`] runs every search and measurement; [`render`] writes the text
+//! [`gather`] (in [`crate::measure::scaled`]) runs every search and
+//! measurement; [`render`] writes the text
 //! in the thread's own terms: at most 80 columns, no line broken inside a
 //! parenthesis, none of the model's names.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use crate::config::Config;
-use crate::measure::eagerness::{self, EagerCheck, Eagerness};
-use crate::measure::scaled::{self, Confirmed, Row, TABLE_CPUS};
-use crate::protocol::per_memcg::proposal_2026::{eager_mutant, FORMS};
+use crate::measure::eagerness::{self, Eagerness};
+use crate::measure::scaled::{self, Row};
+use crate::protocol::per_memcg::proposal_2026::FORMS;
 use crate::protocol::Variant;
+
+pub use crate::measure::scaled::{gather, ReplyData, Scope, BATCH};
 
 /// The finding whose report carries the reply.
 pub const FINDING: &str = "c18-bound";
-
-/// `MEMCG_CHARGE_BATCH`.
-pub const BATCH: i64 = 64;
-
-/// What [`gather`] runs.
-#[derive(Clone, Debug)]
-pub struct Scope {
-    /// Configurations the exhaustive search confirms the formula on.
-    pub confirm: Vec<Config>,
-    /// Configurations the eagerness check is searched on.
-    pub eager_cfgs: Vec<Config>,
-    /// CPU counts of the eagerness runs.
-    pub eager_cpus: Vec<usize>,
-    /// Charges per eagerness run.
-    pub charges: usize,
-    /// Run the derivation at every table entry.
-    pub derive: bool,
-    /// Cap on each search's schedules.
-    pub max_schedules: usize,
-    /// Cap on each search's time.
-    pub budget: Duration,
-}
-
-impl Scope {
-    /// Everything the reply states.
-    pub fn full() -> Self {
-        Scope {
-            confirm: scaled::confirm_configs(),
-            eager_cfgs: eagerness::exhaustive_configs(),
-            eager_cpus: vec![4, 64, 1024],
-            charges: 1 << 21,
-            derive: true,
-            max_schedules: 2_000_000,
-            budget: Duration::from_secs(120),
-        }
-    }
-}
-
-/// Every figure of the reply.
-#[derive(Clone, Debug)]
-pub struct ReplyData {
-    /// The table at [`TABLE_CPUS`].
-    pub table: Vec<Row>,
-    /// The exhaustive confirmations.
-    pub confirmed: Vec<Confirmed>,
-    /// Eagerness, all CPUs charging then one, per form and CPU count.
-    pub eager: Vec<Eagerness>,
-    /// The eagerness check by exhaustive search, per form.
-    pub eager_checks: Vec<EagerCheck>,
-    /// The same on [`eagerness::racy_config`], per form.
-    pub racy_checks: Vec<EagerCheck>,
-    /// The too-eager reader on the deterministic schedule.
-    pub mutant: Eagerness,
-    /// The too-eager reader under the exhaustive search.
-    pub mutant_check: EagerCheck,
-}
-
-/// Run every search and measurement of `scope`.
-pub fn gather(registry: &[Variant], scope: &Scope) -> Result<ReplyData, String> {
-    let table = scaled::table(registry, &TABLE_CPUS, BATCH, scope.derive)?;
-    let confirmed = scaled::confirm(registry, &scope.confirm, scope.max_schedules, scope.budget)?;
-    let forms = scaled::variants(registry)?;
-    let mut eager = Vec::new();
-    for v in &forms {
-        for &n in &scope.eager_cpus {
-            for active in [n, 1] {
-                eager.push(eagerness::measure(v, n, active, BATCH, scope.charges, 1));
-            }
-        }
-    }
-    let mut eager_checks = Vec::new();
-    for cfg in &scope.eager_cfgs {
-        for v in &forms {
-            eager_checks.push(eagerness::exhaustive(
-                cfg,
-                v,
-                registry,
-                scope.max_schedules,
-                scope.budget,
-            )?);
-        }
-    }
-    let racy = eagerness::racy_config();
-    let mut racy_checks = Vec::new();
-    for v in &forms {
-        racy_checks.push(eagerness::exhaustive(
-            &racy,
-            v,
-            registry,
-            scope.max_schedules,
-            scope.budget,
-        )?);
-    }
-    let m = eager_mutant();
-    let mutant = eagerness::measure(&m, 4, 1, BATCH, 1 << 14, 1);
-    let first = scope
-        .eager_cfgs
-        .first()
-        .ok_or("no eagerness configuration")?;
-    let mutant_check =
-        eagerness::exhaustive(first, &m, registry, scope.max_schedules, scope.budget)?;
-    Ok(ReplyData {
-        table,
-        confirmed,
-        eager,
-        eager_checks,
-        racy_checks,
-        mutant,
-        mutant_check,
-    })
-}
 
 /// The reply, gathered with [`Scope::full`].
 pub fn reply(registry: &[Variant]) -> Result<String, String> {
@@ -390,7 +281,24 @@ fn table(out: &mut String, d: &ReplyData) {
             agree_at(first),
         ),
     );
+    let huge = |c: &scaled::Cell| scaled::worst_huge(c.trigger, last.cpus, BATCH, THP);
+    let scaled_huge: Vec<i64> = last.cells.iter().skip(1).map(huge).collect();
+    para(
+        out,
+        "",
+        &format!(
+            "With 2 MiB THP charges, V = {THP}, the bound at {} CPUs grows to \
+             {} MiB linear and {} to {} MiB for the scaled forms.",
+            last.cpus,
+            mib(huge(&last.cells[0])),
+            mib(scaled_huge.iter().copied().min().unwrap_or(0)),
+            mib(scaled_huge.iter().copied().max().unwrap_or(0)),
+        ),
+    );
 }
+
+/// Pages in a 2 MiB THP at 4 KiB.
+const THP: i64 = 512;
 
 /// Whether the forms agree at the table's first CPU count.
 fn agree_at(r: &Row) -> String {

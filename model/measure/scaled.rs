@@ -3,7 +3,8 @@
 //! `nr_cpus / (ln nr_cpus + 1)`): the closed formula, the derivation that
 //! enumerates every per-CPU state ([`crate::check::derived::
 //! derive_per_memcg`]) at 2 to 1024 CPUs, and the exhaustive search's
-//! maxima where it finishes.
+//! maxima where it finishes; and [`gather`], every figure of the reply to
+//! the thread (`crate::cli::reply`).
 //!
 //! A reader that does not flush sees the atomic at most `T` (its gate); the
 //! atomic holds whole folds, and every fold of 1-page updates is exactly
@@ -21,7 +22,8 @@ use serde::Serialize;
 use crate::check::derived::derive_per_memcg;
 use crate::config::Config;
 use crate::measure::bounds::measure_exhaustive;
-use crate::protocol::per_memcg::proposal_2026::FORMS;
+use crate::measure::eagerness::{self, EagerCheck, Eagerness};
+use crate::protocol::per_memcg::proposal_2026::{eager_mutant, FORMS};
 use crate::protocol::Variant;
 
 /// The CPU counts of the table: 2, 4, ..., 1024.
@@ -166,6 +168,12 @@ pub fn confirm(
     let mut out = Vec::new();
     for cfg in cfgs {
         for ((label, _), v) in FORMS.iter().zip(&forms) {
+            // The twin's gate only observes (no_lost_flush); without it the
+            // stateful search stores fewer distinct states.
+            let v = &Variant {
+                twin: None,
+                ..v.clone()
+            };
             let t0 = std::time::Instant::now();
             let b = measure_exhaustive(cfg, v, registry, max_schedules, budget);
             let trigger = v.trigger_on(cfg);
@@ -183,4 +191,115 @@ pub fn confirm(
         }
     }
     Ok(out)
+}
+
+/// `MEMCG_CHARGE_BATCH`.
+pub const BATCH: i64 = 64;
+
+/// What [`gather`] runs.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    /// Configurations the exhaustive search confirms the formula on.
+    pub confirm: Vec<Config>,
+    /// Configurations the eagerness check is searched on.
+    pub eager_cfgs: Vec<Config>,
+    /// CPU counts of the eagerness runs.
+    pub eager_cpus: Vec<usize>,
+    /// Charges per eagerness run.
+    pub charges: usize,
+    /// Run the derivation at every table entry.
+    pub derive: bool,
+    /// Cap on each search's schedules.
+    pub max_schedules: usize,
+    /// Cap on each search's time.
+    pub budget: Duration,
+}
+
+impl Scope {
+    /// Everything the reply states.
+    pub fn full() -> Self {
+        Scope {
+            confirm: confirm_configs(),
+            eager_cfgs: eagerness::exhaustive_configs(),
+            eager_cpus: vec![4, 64, 1024],
+            charges: 1 << 21,
+            derive: true,
+            max_schedules: 2_000_000,
+            budget: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Every figure of the reply.
+#[derive(Clone, Debug)]
+pub struct ReplyData {
+    /// The table at [`TABLE_CPUS`].
+    pub table: Vec<Row>,
+    /// The exhaustive confirmations.
+    pub confirmed: Vec<Confirmed>,
+    /// Eagerness, all CPUs charging then one, per form and CPU count.
+    pub eager: Vec<Eagerness>,
+    /// The eagerness check by exhaustive search, per form.
+    pub eager_checks: Vec<EagerCheck>,
+    /// The same on [`eagerness::racy_config`], per form.
+    pub racy_checks: Vec<EagerCheck>,
+    /// The too-eager reader on the deterministic schedule.
+    pub mutant: Eagerness,
+    /// The too-eager reader under the exhaustive search.
+    pub mutant_check: EagerCheck,
+}
+
+/// Run every search and measurement of `scope`.
+pub fn gather(registry: &[Variant], scope: &Scope) -> Result<ReplyData, String> {
+    let table = table(registry, &TABLE_CPUS, BATCH, scope.derive)?;
+    let confirmed = confirm(registry, &scope.confirm, scope.max_schedules, scope.budget)?;
+    let forms = variants(registry)?;
+    let mut eager = Vec::new();
+    for v in &forms {
+        for &n in &scope.eager_cpus {
+            for active in [n, 1] {
+                eager.push(eagerness::measure(v, n, active, BATCH, scope.charges, 1));
+            }
+        }
+    }
+    let mut eager_checks = Vec::new();
+    for cfg in &scope.eager_cfgs {
+        for v in &forms {
+            eager_checks.push(eagerness::exhaustive(
+                cfg,
+                v,
+                registry,
+                scope.max_schedules,
+                scope.budget,
+            )?);
+        }
+    }
+    let racy = eagerness::racy_config();
+    let mut racy_checks = Vec::new();
+    for v in &forms {
+        racy_checks.push(eagerness::exhaustive(
+            &racy,
+            v,
+            registry,
+            scope.max_schedules,
+            scope.budget,
+        )?);
+    }
+    let m = eager_mutant();
+    let mutant = eagerness::measure(&m, 4, 1, BATCH, 1 << 14, 1);
+    let first = scope
+        .eager_cfgs
+        .first()
+        .ok_or("no eagerness configuration")?;
+    let mutant_check =
+        eagerness::exhaustive(first, &m, registry, scope.max_schedules, scope.budget)?;
+    Ok(ReplyData {
+        table,
+        confirmed,
+        eager,
+        eager_checks,
+        racy_checks,
+        mutant,
+        mutant_check,
+    })
 }

@@ -82,6 +82,8 @@ fn the_table_at_2_to_1024_cpus() {
         at(1024),
         [(65536, 131072), (704, 66240), (2048, 67584), (8320, 73856)]
     );
+    // Huge pages of V: each CPU keeps up to B - 1 + V.
+    assert_eq!(scaled::worst_huge(704, 1024, BATCH, 512), 704 + 1024 * 575);
 }
 
 /// Flushes on the deterministic schedule: within one flush of the
