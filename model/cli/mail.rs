@@ -261,6 +261,9 @@ pub fn mail(
         let _ = writeln!(out, "\nConfirmed by");
         out.push_str(&shell_lines(&format!("$ {}", b.confirm), "  "));
     }
+    if f.id == super::reply::FINDING {
+        out.push_str(&super::reply::reply(registry)?);
+    }
     section(&mut out, "What the model abstracts away", f.abstractions);
     if let Some(tag) = f.fixes_tag {
         let _ = writeln!(out, "\nFixes: {tag}");

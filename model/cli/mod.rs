@@ -22,6 +22,7 @@ pub mod matrix;
 pub mod merge;
 pub mod perf;
 pub mod plot;
+pub mod reply;
 pub mod report;
 pub mod run;
 pub mod table;

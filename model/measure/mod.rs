@@ -3,11 +3,15 @@
 //! [`crate::check::derived`]), the hot path
 //! on real threads ([`mod@bench`]), the checkers' own speed ([`perf`]) and
 //! the stateful exhaustive search beside the stateless one ([`exhaustive`]),
-//! and the figures of the findings ([`figures`]).
+//! the figures of the findings ([`figures`]), and the 2026 thread's four
+//! triggers: their worst cases ([`scaled`]) and how eagerly a reader
+//! flushes ([`eagerness`]).
 
 pub mod bench;
 pub mod bounds;
+pub mod eagerness;
 pub mod exhaustive;
 pub mod figures;
 pub mod perf;
 pub mod price;
+pub mod scaled;

@@ -241,8 +241,7 @@ impl Monitor {
             .collect()
     }
 
-    /// Measure at a reader's flush decision, and check a decision not to
-    /// flush.
+    /// Measure at a reader's flush decision, and check it.
     fn decision(
         &self,
         s: &mut ExecState,
@@ -254,7 +253,7 @@ impl Monitor {
         set_for(&mut s.decision, actor, needs_flush);
         if needs_flush {
             set_for(&mut s.began, actor, false);
-            return Vec::new();
+            return self.check(s, At::Flushing { actor, memcg });
         }
         let read = s.ghost.gate_read(actor);
         let stale = s.ghost.staleness(memcg);

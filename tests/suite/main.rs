@@ -25,6 +25,7 @@ mod architecture;
 mod bench;
 mod bounds;
 mod c12;
+mod c18_reply;
 mod cli;
 mod cutoff;
 mod dfs_reduction;

@@ -16,6 +16,13 @@ pub enum At {
         /// The memcg it reads.
         memcg: u8,
     },
+    /// A reader's gate decided to flush `memcg`, before its flush begins.
+    Flushing {
+        /// The reader.
+        actor: Actor,
+        /// The memcg it reads.
+        memcg: u8,
+    },
     /// A reader read `value` of `memcg`.
     Read {
         /// The reader (or main).

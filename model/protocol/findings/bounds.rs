@@ -304,11 +304,16 @@ pub(super) fn findings() -> Vec<Finding> {
             impact: "The proposal's review understates its worst case by N pages (more with \
                  huge pages), and a racing flush removes any bound.",
             magnitude: "T + N * B for 1-page updates: 64 pages over the claim on 64 CPUs; \
-                 T + N * (B - 1 + V) with huge pages of V: N * V over the claim.",
+                 T + N * (B - 1 + V) with huge pages of V: N * V over the claim. At B = 64 \
+                 and 1024 CPUs: 66240 pages (v1, ilog2), 67584 (v2, int_sqrt), 73856 \
+                 (nr_cpus / (ln nr_cpus + 1)) against 131072 for the linear trigger; the \
+                 N * B term alone is 65536.",
             likelihood: "An adversarial schedule reaches it; exceeding the claim needs one \
                  update in flight per CPU.",
             preconditions: "None (sequential consistency).",
-            abstractions: "One statistic item.",
+            abstractions: "One statistic item; no CPU hotplug (nr_cpus is both \
+                 num_possible_cpus() and num_online_cpus()); the flush rate is counted on a \
+                 deterministic schedule with no periodic flush.",
             fixes: &[],
             bound: Some(CorrectedBound {
                 comment: "With the scaled threshold T, a reader that does not flush sees at \
@@ -316,7 +321,8 @@ pub(super) fn findings() -> Vec<Finding> {
                     (T + N * (MEMCG_CHARGE_BATCH - 1 + V) with huge pages of V), when no \
                     flush races the read.",
                 derivation: PER_MEMCG,
-                confirm: "flushcheck bounds --exhaustive --variant scaled-2026,scaled-2026-sqrt",
+                confirm: "flushcheck bounds --exhaustive --variant \
+                          scaled-2026,scaled-2026-sqrt,scaled-2026-ln",
             }),
         },
     ]

@@ -74,6 +74,14 @@ pub fn catalogue() -> Vec<Variant> {
         )
         .per_memcg(proposal_2026::trigger_sqrt)
         .derivable(Derivation::PerMemcg),
+        Variant::new(
+            "scaled-2026-ln",
+            Kind::Kernel,
+            "reviewer's form, not posted: trigger MEMCG_CHARGE_BATCH * nr_cpus / (ln nr_cpus + 1)",
+            v6_8::model(proposal_2026::ScaledLn),
+        )
+        .per_memcg(proposal_2026::trigger_ln)
+        .derivable(Derivation::PerMemcg),
     ];
     all.extend(mutants::variants());
     all.extend(twins());
