@@ -18,6 +18,7 @@ use crate::protocol::Variant;
 
 use super::mail_text::{candidate_words, cfg_words, check_words, scrub, verdict_words, wrap, TEXT};
 use super::matrix::{build_plan, run_with_progress, MatrixArgs};
+use super::reply::{self, Scope};
 
 /// The widest line a report may have.
 pub const WIDTH: usize = 80;
@@ -64,6 +65,33 @@ fn header(out: &mut String, name: &str, values: &[String]) {
 /// The mail's headers: a one-line `Subject:` with the class's prefix, and
 /// `To:`/`Cc:` from the MAINTAINERS entries of the files the fix touches.
 fn headers(out: &mut String, f: &Finding) {
+    if f.id == reply::FINDING {
+        // A reply keeps the thread's subject, folded as its messages fold it.
+        let (to, cc, _) = maintainers::recipients(f.files);
+        let subject = format!("Subject: {}", reply::THREAD_SUBJECT);
+        let cut = subject[..WIDTH].rfind(' ').unwrap_or(subject.len());
+        let _ = writeln!(out, "{}", &subject[..cut]);
+        if cut < subject.len() {
+            let _ = writeln!(out, " {}", subject[cut..].trim_start());
+        }
+        let _ = writeln!(out, "In-Reply-To: {}", reply::IN_REPLY_TO);
+        let refs: Vec<String> = reply::REFERENCES.iter().map(|r| r.to_string()).collect();
+        header(out, "References", &refs);
+        let (author, rest) = reply::THREAD_PEOPLE.split_at(1);
+        header(
+            out,
+            "To",
+            &author.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        );
+        let mut all: Vec<String> = rest.iter().map(|p| p.to_string()).collect();
+        all.extend(
+            to.into_iter()
+                .chain(cc)
+                .filter(|p| !reply::THREAD_PEOPLE.contains(&p.as_str())),
+        );
+        header(out, "Cc", &all);
+        return;
+    }
     let _ = writeln!(out, "Subject: {} {}", f.class.prefix(), f.subject);
     let (to, mut cc, _) = maintainers::recipients(f.files);
     if f.class == Class::FixedUpstream {
@@ -170,6 +198,19 @@ pub fn mail(
     model_names: bool,
     suite: bool,
 ) -> Result<String, String> {
+    mail_scoped(f, registry, budget, model_names, suite, &Scope::full())
+}
+
+/// [`mail`] with the 2026 reply's figures gathered on `reply_scope`
+/// ([`Scope::quick`]: seconds, for checking the mail's form).
+pub fn mail_scoped(
+    f: &Finding,
+    registry: &[Variant],
+    budget: Duration,
+    model_names: bool,
+    suite: bool,
+    reply_scope: &Scope,
+) -> Result<String, String> {
     let mut out = String::new();
     headers(&mut out, f);
     section(&mut out, "Kind", f.class.name());
@@ -261,8 +302,8 @@ pub fn mail(
         let _ = writeln!(out, "\nConfirmed by");
         out.push_str(&shell_lines(&format!("$ {}", b.confirm), "  "));
     }
-    if f.id == super::reply::FINDING {
-        out.push_str(&super::reply::reply(registry)?);
+    if f.id == reply::FINDING {
+        out.push_str(&reply::reply(registry, reply_scope)?);
     }
     section(&mut out, "What the model abstracts away", f.abstractions);
     if let Some(tag) = f.fixes_tag {

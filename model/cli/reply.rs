@@ -22,10 +22,32 @@ pub use crate::measure::scaled::{gather, ReplyData, Scope, BATCH};
 /// The finding whose report carries the reply.
 pub const FINDING: &str = "c18-bound";
 
-/// The reply, gathered with [`Scope::full`].
-pub fn reply(registry: &[Variant]) -> Result<String, String> {
-    Ok(render(&gather(registry, &Scope::full())?))
+/// The reply, gathered with `scope` ([`Scope::full`] for the report).
+pub fn reply(registry: &[Variant], scope: &Scope) -> Result<String, String> {
+    Ok(render(&gather(registry, scope)?))
 }
+
+/// The thread the reply answers: v2's patch 1/7, as its subject reads.
+pub const THREAD_SUBJECT: &str =
+    "Re: [PATCH v2 1/7] memcg: Scale up vmstats flush threshold with int_sqrt(nr_cpus+2)";
+
+/// v2's patch 1/7, the message replied to (lore).
+pub const IN_REPLY_TO: &str = "<20260320204241.1613861-2-longman@redhat.com>";
+
+/// The series' cover letter and the patch, for `References:`.
+pub const REFERENCES: &[&str] = &[
+    "<20260320204241.1613861-1-longman@redhat.com>",
+    "<20260320204241.1613861-2-longman@redhat.com>",
+];
+
+/// The author, and those in the thread who asked what the reply answers:
+/// the ln scaling (Michal Koutný) and a test against flushing too eagerly
+/// (Yosry Ahmed).
+pub const THREAD_PEOPLE: &[&str] = &[
+    "Waiman Long <longman@redhat.com>",
+    "Michal Koutný <mkoutny@suse.com>",
+    "Yosry Ahmed <yosry@kernel.org>",
+];
 
 /// Words of `text` wrapped to `width` columns, each line after `indent`;
 /// a parenthesised group is never split.

@@ -228,6 +228,20 @@ impl Scope {
             budget: Duration::from_secs(120),
         }
     }
+
+    /// The same figures on the configurations that take seconds, not
+    /// minutes (the reply's form checked in tests).
+    pub fn quick() -> Self {
+        Scope {
+            confirm: confirm_configs()[..2].to_vec(),
+            eager_cfgs: eagerness::exhaustive_configs()[..1].to_vec(),
+            eager_cpus: vec![4, 64],
+            charges: 1 << 17,
+            derive: false,
+            max_schedules: 1_000_000,
+            budget: Duration::from_secs(120),
+        }
+    }
 }
 
 /// Every figure of the reply.

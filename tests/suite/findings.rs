@@ -108,11 +108,6 @@ fn c10_bound_random() {
 }
 
 #[test]
-fn c14_bound_dfs() {
-    witness_shows("c14-bound", BackendName::ShuttleDfs);
-}
-
-#[test]
 fn c18_bound_dfs() {
     witness_shows("c18-bound", BackendName::ShuttleDfs);
 }

@@ -170,7 +170,7 @@ pub(super) fn findings() -> Vec<Finding> {
                              it runs at the cgroup's free, after mem_cgroup_css_free(), so \
                              the freed memcg stays on rstat_css_list: the list_del_rcu() \
                              writes it, and a flush that pops the cgroup before then walks \
-                             into it and folds its poisoned counters (no_use_after_free on \
+                             into it and folds its poisoned counters (a use after free on \
                              every backend and both configurations)",
                     expected: Expected::Refuted,
                 },
@@ -231,7 +231,7 @@ pub(super) fn findings() -> Vec<Finding> {
                          v6.8's). It does not cover a flush in flight: with the periodic \
                          flush walking CPU 1 before its charge and resetting the counts at \
                          the end, the read still returns 0 (explain finds it on the witness \
-                         with --periodic; the reset of counts a flush did not fold, c10-bound)",
+                         with --periodic; the reset of counts a flush did not fold, as in the per-memcg margin's report)",
                 expected: Expected::Fixes,
             }],
             bound: None,

@@ -38,21 +38,6 @@ fn c10() -> Config {
     }
 }
 
-fn c14() -> Config {
-    Config {
-        cpus: 1,
-        batch: 2,
-        updates: 3,
-        vals: vec![2],
-        readers: 0,
-        periodic: true,
-        tree: vec![0],
-        charge: vec![1],
-        read: vec![0],
-        ..Config::default()
-    }
-}
-
 fn c18() -> Config {
     Config {
         cpus: 1,
@@ -203,65 +188,6 @@ pub(super) fn findings() -> Vec<Finding> {
                     periodic flush.",
                 derivation: PER_MEMCG,
                 confirm: "flushcheck bounds --exhaustive --variant v6.8,v6.17",
-            }),
-        },
-        Finding {
-            id: "c14-bound",
-            subject: "memcg: stats_updates can reach twice nr_cpus * MEMCG_CHARGE_BATCH",
-            class: Class::CommentInaccuracy,
-            claim: Claim {
-                quote: "the max value stats_updates can get should be less than nr_cpus * \
-                        MEMCG_CHARGE_BATCH",
-                source: "commit message of \"memcg: make memcg_rstat_updated nmi safe\" \
-                         (3ac4638a734a), Shakeel Butt, lore \
-                         20250519063142.111219-6-shakeel.butt@linux.dev",
-            },
-            affected: releases::C14.affected,
-            introduced: releases::C14.introduced_text,
-            first: releases::C14.first,
-            last: releases::C14.last,
-            closed_by: releases::C14.closed_by,
-            witness: Witness {
-                variant: "v6.17",
-                cfg: c14,
-                command: "flushcheck --variant v6.17 --backend shuttle-dfs --cpus 1 --batch 2 \
-                          --updates 3 --val 2 --tree 0 --charge 1 --read 0 --readers 0 \
-                          --property stats_updates_bound --cells",
-                shown: Shown::Property {
-                    property: Property::StatsUpdatesBound,
-                    backend: ShuttleDfs,
-                },
-                loom_bound: None,
-            },
-            larger: None,
-            scale: &[],
-            also: &[],
-            fixes_tag: None,
-            files: &["mm/memcontrol.c"],
-            weak_memory: false,
-            mechanism: "The counter has to exceed T = nr_cpus * MEMCG_CHARGE_BATCH for a \
-                 reader to flush, so the claim fails literally. Each CPU's last fold comes \
-                 after its last read of the atomic, which found at most T: every CPU can \
-                 read T, then every CPU adds one fold.",
-            impact: "None today: an int holds 2 * 4096 * 64 (4096 CPUs) easily; the \
-                 reasoning that narrowed the type is what is off.",
-            magnitude: "floor(T / s) * s + n * s for folds of s pages: T + n * B = \
-                 2 * nr_cpus * MEMCG_CHARGE_BATCH for 1-page updates (8192 on 64 CPUs), \
-                 T + n * (B - 1 + V) with huge pages of V.",
-            likelihood: "Reached when every CPU folds at once near the trigger.",
-            preconditions: "None (sequential consistency).",
-            abstractions: "One statistic item.",
-            fixes: &[],
-            bound: Some(CorrectedBound {
-                comment: "stats_updates stays below 2 * nr_cpus * MEMCG_CHARGE_BATCH for \
-                    1-page updates: every CPU may add one fold after reading a value at the \
-                    trigger (nr_cpus * MEMCG_CHARGE_BATCH); with huge pages of V pages, \
-                    nr_cpus * (MEMCG_CHARGE_BATCH - 1 + V) above the trigger.",
-                derivation: "Every fold but a CPU's last precedes that CPU's last read of \
-                    the atomic, which found at most T; so the atomic holds at most T in whole \
-                    folds plus one fold per CPU, and the schedule in which every CPU reads T \
-                    and then adds reaches it: floor(T / s) * s + n * s.",
-                confirm: "flushcheck bounds --exhaustive --variant v6.8,v6.17,scaled-2026",
             }),
         },
         Finding {

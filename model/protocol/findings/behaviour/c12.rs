@@ -27,7 +27,7 @@ const NO_BREAK: &str = "In memcg_rstat_updated(), drop \"if \
 
 const BREAK_IF_ANCESTORS: &str = "Keep the break, but take it only when every ancestor is \
      flushable too: \"if (memcg_vmstats_needs_flush(statc->vmstats) && \
-     ancestors_flushable(statc)) break;\", where ancestors_flushable() follows \
+     ancestors_need_flush(statc)) break;\", where ancestors_need_flush() follows \
      statc->parent_pcpu to the root and returns false at the first level whose \
      memcg_vmstats_needs_flush() is false (one atomic_read() per ancestor, no RMW). Below a \
      level that is not flushable the walk counts and folds as it does now. With the periodic \
