@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use memcg_flush_model::cli::findings::candidate_met;
 use memcg_flush_model::cli::mail::long_lines;
-use memcg_flush_model::drive::findings::{check, check_candidates};
+use memcg_flush_model::config::Config;
+use memcg_flush_model::drive::findings::{
+    candidate_configs, check, check_candidates, check_candidates_on,
+};
 use memcg_flush_model::protocol::catalogue;
 use memcg_flush_model::protocol::findings::{all, by_id, Expected};
 use memcg_flush_model::protocol::Variant;
@@ -48,6 +51,56 @@ fn candidates_as_expected(id: &str) {
             candidate_met(expected, &checks),
             "{id}: {name} ({expected:?}): {lines:?}"
         );
+    }
+}
+
+/// [`candidates_as_expected`] on the witness and the larger configuration
+/// only: the configurations at scale are [`at_scale`]'s.
+fn candidates_as_expected_on_witnesses(id: &str) {
+    let f = by_id(id).expect("finding");
+    let mut cfgs = vec![(f.witness.cfg)()];
+    cfgs.extend(f.larger.map(|l| l()));
+    for (name, checks) in check_candidates_on(&f, &cfgs, &registry(), BUDGET).expect("search") {
+        let expected = f.fixes.iter().find(|c| c.variant == name).unwrap().expected;
+        assert!(
+            candidate_met(expected, &checks),
+            "{id}: {name} ({expected:?}) on the witnesses"
+        );
+    }
+}
+
+/// On each of `id`'s configurations at scale that `keep` selects, the
+/// unfixed version still shows the finding and every candidate does what
+/// the data says.
+fn at_scale(id: &str, keep: fn(&Config) -> bool) {
+    let f = by_id(id).expect("finding");
+    let reg = registry();
+    let cfgs: Vec<Config> = f.scale.iter().map(|c| c()).filter(keep).collect();
+    assert!(!cfgs.is_empty(), "{id}: no configuration at scale selected");
+    let unfixed = Variant::find(&reg, f.witness.variant).expect("variant");
+    for cfg in &cfgs {
+        let c = check(&f, &unfixed, cfg, &reg, BUDGET).expect("search");
+        assert!(c.shows, "{id}: {} {} on {cfg}", unfixed.name, c.verdict());
+    }
+    for (name, checks) in check_candidates_on(&f, &cfgs, &reg, BUDGET).expect("search") {
+        let expected = f.fixes.iter().find(|c| c.variant == name).unwrap().expected;
+        let lines: Vec<String> = checks
+            .iter()
+            .map(|c| format!("{} on {} {:?}", c.verdict(), c.cfg, c.broken))
+            .collect();
+        assert!(
+            candidate_met(expected, &checks),
+            "{id}: {name} ({expected:?}) at scale: {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn every_finding_with_candidates_is_checked_at_2_cpus() {
+    for f in all().into_iter().filter(|f| !f.fixes.is_empty() && !f.id.starts_with("c12")) {
+        assert!(!f.scale.is_empty(), "{}: no configuration at scale", f.id);
+        let cpus: Vec<usize> = candidate_configs(&f).iter().map(|c| c.cpus).collect();
+        assert!(cpus.contains(&2), "{}: no configuration at 2 CPUs", f.id);
     }
 }
 
@@ -144,27 +197,65 @@ fn fixes_c12_fold_skew() {
 
 #[test]
 fn fixes_tree_sb_lost_update() {
-    candidates_as_expected("tree-sb-lost-update");
+    candidates_as_expected_on_witnesses("tree-sb-lost-update");
 }
 
 #[test]
 fn fixes_death_lost_page() {
-    candidates_as_expected("death-lost-page");
+    candidates_as_expected_on_witnesses("death-lost-page");
 }
 
 #[test]
 fn fixes_quiescent_read_zero() {
-    candidates_as_expected("quiescent-read-zero");
+    candidates_as_expected_on_witnesses("quiescent-read-zero");
 }
 
 #[test]
 fn fixes_b7_skipped_flusher() {
-    candidates_as_expected("b7-skipped-flusher");
+    candidates_as_expected_on_witnesses("b7-skipped-flusher");
 }
 
 #[test]
 fn fixes_weak_triggered_read() {
-    candidates_as_expected("weak-triggered-read");
+    candidates_as_expected_on_witnesses("weak-triggered-read");
+}
+
+// At scale: the cheap checks in the default suite (about 10 s), the
+// rest in the loom suite (RUSTFLAGS="--cfg loom"), each timed in
+// docs/running.md.
+
+#[test]
+fn fixes_at_scale_quiescent_read_zero() {
+    at_scale("quiescent-read-zero", |_| true);
+}
+
+#[test]
+fn fixes_at_scale_b7_skipped_flusher_2_cpus() {
+    at_scale("b7-skipped-flusher", |c| c.cpus == 2);
+}
+
+#[cfg(loom)]
+#[test]
+fn fixes_at_scale_b7_skipped_flusher_3_cpus() {
+    at_scale("b7-skipped-flusher", |c| c.cpus == 3);
+}
+
+#[cfg(loom)]
+#[test]
+fn fixes_at_scale_tree_sb_lost_update() {
+    at_scale("tree-sb-lost-update", |_| true);
+}
+
+#[cfg(loom)]
+#[test]
+fn fixes_at_scale_death_lost_page() {
+    at_scale("death-lost-page", |_| true);
+}
+
+#[cfg(loom)]
+#[test]
+fn fixes_at_scale_weak_triggered_read() {
+    at_scale("weak-triggered-read", |_| true);
 }
 
 fn report(id: &str) -> String {
