@@ -67,7 +67,8 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
     }
     let list = selected(&a.id)?;
     if a.price {
-        for f in &list {
+        // Only behavioural findings have candidates to price.
+        for f in list.iter().filter(|f| !f.fixes.is_empty()) {
             print!("{}", price_section(f, registry, a.markdown)?);
         }
         return Ok(ExitCode::SUCCESS);
@@ -120,7 +121,7 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
          `flushcheck report --finding ID`: a finding's report",
         list.len(),
         if a.check {
-            ", fix candidates checked on each finding's witness and larger configuration"
+            ", fix candidates checked on each finding's witness, larger configuration and configurations at scale"
         } else {
             " (--check also checks the fix candidates)"
         }
@@ -141,9 +142,11 @@ pub const PRICE_CPUS: [usize; 3] = [1, 2, 3];
 pub fn price_text(f: &Finding, registry: &[Variant]) -> Result<String, String> {
     let rows = costs(f, registry, &PRICE_CPUS)?;
     if rows.is_empty() {
-        return Ok("No hot-path change to price: the candidates change the release and \
+        return Ok(
+            "No hot-path change to price: the candidates change the release and \
                    free path.\n"
-            .into());
+                .into(),
+        );
     }
     let mut out = String::new();
     for line in crate::observe::record::wrap(&price_legend(f, registry), 80) {

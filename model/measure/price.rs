@@ -288,7 +288,7 @@ fn fig(x: f64) -> String {
 
 /// One column's per-level figures, the charged memcg first: `a / b / c`,
 /// with the accesses to no memcg's data as `+ g` when there are any.
-fn per_level(c: &Cost, pick: fn(&Ops) -> f64) -> String {
+fn per_level(c: &Cost, pick: Pick) -> String {
     let mut s: Vec<String> = c.levels.iter().map(|o| fig(pick(o))).collect();
     if c.levels.len() > 1 {
         s = vec![s.join(" / ")];
@@ -300,7 +300,10 @@ fn per_level(c: &Cost, pick: fn(&Ops) -> f64) -> String {
     s.join(" ")
 }
 
-const COLUMNS: [(&str, fn(&Ops) -> f64); 8] = [
+/// One figure of [`Ops`].
+type Pick = fn(&Ops) -> f64;
+
+const COLUMNS: [(&str, Pick); 8] = [
     ("this_cpu_*", |o| o.this_cpu),
     ("per-CPU ONCE/plain", |o| o.percpu_plain),
     ("atomic reads", |o| o.atomic_reads),
@@ -342,7 +345,16 @@ pub fn cost_markdown(rows: &[CostRow]) -> String {
 pub fn cost_text(rows: &[CostRow]) -> String {
     let mut out = format!(
         "{:<28} {:>4} {:>6} {:>5} {:>6} {:>5} {:>4} {:>4} {:>5} {:>5}\n",
-        "variant (role)", "CPUs", "this_", "ONCE", "a.read", "a.RMW", "lock", "mb", "local", "shard"
+        "variant (role)",
+        "CPUs",
+        "this_",
+        "ONCE",
+        "a.read",
+        "a.RMW",
+        "lock",
+        "mb",
+        "local",
+        "shard"
     );
     for (cpus, r) in collapsed(rows) {
         let t = &r.cost.total;

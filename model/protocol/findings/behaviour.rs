@@ -108,10 +108,9 @@ const DEATH_FIX: &str = "In kernel/cgroup/cgroup.c, css_release_work_fn(): remov
      call cgroup_rstat_flush(css->cgroup), then, under cgroup_rstat_lock (which every \
      walker of the list holds), `list_del_rcu(&css->rstat_css_node);`. After the grace \
      period every charge that found the memcg has landed, and the flush runs its callback \
-     once more; css_rstat_exit() does the same in the same place from v6.16. Off the hot \
-     path: one more flush per dying memcg. Checked exhaustively (DFS) on 1 CPU, the dying \
-     parent with a folio, and on 2 CPUs with the periodic flush off; 3 CPUs does not \
-     finish within the DFS cap.";
+     once more; css_rstat_exit() does so there from v6.16. Off the hot path. Checked \
+     exhaustively (DFS) on 1 CPU, the dying parent with a folio, and 2 CPUs with the \
+     periodic flush off; 3 CPUs does not finish within 120 s.";
 
 const GATE_OR_ROOT: &str = "In mem_cgroup_flush_stats() (mm/memcontrol.c, v6.8: `if \
      (memcg_vmstats_needs_flush(memcg->vmstats))`): flush the subtree also when \
@@ -125,9 +124,8 @@ const GATE_OR_ROOT: &str = "In mem_cgroup_flush_stats() (mm/memcontrol.c, v6.8: 
 
 const FLUSHERS_WAIT: &str = "In do_flush_stats() (mm/memcontrol.c, v6.4-v6.7) replace `if \
      (atomic_read(&stats_flush_ongoing) || atomic_xchg(&stats_flush_ongoing, 1)) return;` \
-     with a lock every flusher takes in turn (a mutex or spinlock around the walk and the \
-     `atomic_set(&stats_flush_threshold, 0)`), the rule 7d7ef0a4686a made in v6.8 by \
-     dropping stats_flush_ongoing for cgroup_rstat_lock. Off the hot path. Checked \
+     with a lock all flushers take in turn around the walk and the threshold's reset, as \
+     7d7ef0a4686a did in v6.8 with cgroup_rstat_lock. Off the hot path. Checked \
      exhaustively (DFS) on 1, 2 and 3 CPUs, and 2 CPUs with three updates each";
 
 const MB_RMB: &str = "The smp_mb() pair of v6.17-tree-mb, and in __mem_cgroup_flush_stats() \
