@@ -167,7 +167,7 @@ fn price_legend(f: &Finding, registry: &[Variant]) -> String {
          updates at MEMCG_CHARGE_BATCH {KERNEL_BATCH} (every {HUGE_EVERY}th a {HUGE_VAL}-page \
          folio, a reader of the root every {READ_EVERY} updates, a periodic flush every \
          {FLUSH_EVERY}); per-memcg versions charge a grandchild of the root (levels: the \
-         memcg / its parent / the root; `+ g`: words of no memcg), global-threshold versions \
+         memcg, its parent, the root; global: words of no memcg), global-threshold versions \
          the root; {before}. Counted from the model's own observations: this_cpu_* \
          operations, other per-CPU accesses, atomic reads and RMWs, lock operations, \
          barriers, and distinct cache lines CPU-local and shared between CPUs."

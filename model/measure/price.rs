@@ -340,43 +340,43 @@ pub fn cost_markdown(rows: &[CostRow]) -> String {
 }
 
 /// `f`'s cost table as text within 80 columns: per variant and CPU count
-/// that changes it, one line of totals per update, then the per-level
-/// figures of each column that is not zero.
+/// that changes it, a heading, then one line per level of the walk (the
+/// charged memcg, its parent, the root), the words of no memcg and the
+/// total per update.
 pub fn cost_text(rows: &[CostRow]) -> String {
-    let mut out = format!(
-        "{:<28} {:>4} {:>6} {:>5} {:>6} {:>5} {:>4} {:>4} {:>5} {:>5}\n",
-        "variant (role)",
-        "CPUs",
-        "this_",
-        "ONCE",
-        "a.read",
-        "a.RMW",
-        "lock",
-        "mb",
-        "local",
-        "shard"
-    );
+    let mut out = format!("{:<8}", "");
+    for h in [
+        "this_cpu", "ONCE", "a.read", "a.RMW", "lock", "mb", "local", "shared",
+    ] {
+        out.push_str(&format!(" {h:>8}"));
+    }
+    out.push('\n');
+    let line = |label: &str, o: &Ops| {
+        let mut l = format!("  {label:<6}");
+        for (_, pick) in COLUMNS {
+            l.push_str(&format!(" {:>8}", fig(pick(o))));
+        }
+        l.push('\n');
+        l
+    };
     for (cpus, r) in collapsed(rows) {
-        let t = &r.cost.total;
-        let name = format!("{} ({})", r.cost.variant, r.role.name());
-        out.push_str(&format!(
-            "{name:<28} {cpus:>4} {:>6} {:>5} {:>6} {:>5} {:>4} {:>4} {:>5} {:>5}\n",
-            fig(t.this_cpu),
-            fig(t.percpu_plain),
-            fig(t.atomic_reads),
-            fig(t.atomic_rmws),
-            fig(t.locks),
-            fig(t.barriers),
-            fig(t.local_lines),
-            fig(t.shared_lines)
-        ));
-        if r.cost.levels.len() > 1 {
-            for (name, pick) in COLUMNS {
-                if pick(&r.cost.total) != 0.0 {
-                    out.push_str(&format!("    {name}: {}\n", per_level(&r.cost, pick)));
-                }
+        let c = &r.cost;
+        out.push_str(&format!("{} ({}), CPUs {cpus}\n", c.variant, r.role.name()));
+        let n = c.levels.len();
+        if n > 1 {
+            for (i, o) in c.levels.iter().enumerate() {
+                let label = match (i, n - 1 - i) {
+                    (0, _) => "memcg",
+                    (_, 0) => "root",
+                    _ => "parent",
+                };
+                out.push_str(&line(label, o));
+            }
+            if c.global != Ops::default() {
+                out.push_str(&line("global", &c.global));
             }
         }
+        out.push_str(&line("total", &c.total));
     }
     out
 }

@@ -13,6 +13,7 @@ use memcg_flush_model::config::Config;
 use memcg_flush_model::drive::findings::{
     candidate_configs, check, check_candidates, check_candidates_on,
 };
+use memcg_flush_model::measure::price::{cost_text, costs, Role};
 use memcg_flush_model::protocol::catalogue;
 use memcg_flush_model::protocol::findings::{all, by_id, Expected};
 use memcg_flush_model::protocol::Variant;
@@ -479,4 +480,41 @@ fn c12_fails_for_the_break_as_posted_on_v6_8s_counter() {
         let got = r.verdict(Property::NoLostFlush).expect("judged").verdict;
         assert_eq!(got == Verdict::Violated, lost, "{v}: {got:?}");
     }
+}
+
+/// The price in kernel terms counts what the candidates change: the
+/// barrier pair adds one `smp_mb()` per update and nothing else on the
+/// hot path; v6.8-v6.15's walk (the version before C12's patch) touches a
+/// local line at every level, v6.17's break almost only at the charged
+/// memcg; the text fits 80 columns.
+#[test]
+fn price_counts_the_barrier_and_the_walk() {
+    let reg = registry();
+    let f = by_id("tree-sb-lost-update").expect("finding");
+    let rows = costs(&f, &reg, &[1]).expect("price");
+    let unfixed = rows.iter().find(|r| r.role == Role::Unfixed).unwrap();
+    let fixes: Vec<_> = rows.iter().filter(|r| r.role == Role::Fix).collect();
+    assert!(!fixes.is_empty());
+    for r in &fixes {
+        let (a, b) = (&r.cost.total, &unfixed.cost.total);
+        assert!(
+            (a.barriers - b.barriers - 1.0).abs() < 1e-9,
+            "{}",
+            r.cost.variant
+        );
+        assert!(
+            (a.atomic_rmws - b.atomic_rmws).abs() < 1e-3,
+            "{}",
+            r.cost.variant
+        );
+    }
+    assert!(long_lines(&cost_text(&rows)).is_empty());
+    let f = by_id("c12-fold-skew").expect("finding");
+    let rows = costs(&f, &reg, &[1]).expect("price");
+    let of = |role| &rows.iter().find(|r| r.role == role).unwrap().cost;
+    let (v6_17, before) = (of(Role::Unfixed), of(Role::Before));
+    assert_eq!(before.levels.len(), 3);
+    assert!(before.levels.iter().all(|o| o.local_lines >= 1.0));
+    assert!(v6_17.levels[1..].iter().all(|o| o.local_lines < 0.01));
+    assert!(v6_17.levels[0].atomic_reads >= 1.0);
 }

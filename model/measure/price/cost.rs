@@ -6,7 +6,7 @@
 //! CPU-local (a memcg's per-CPU `statc`, its rstat per-CPU node).
 //!
 //! Counted from the protocol's own observations ([`Obs::Access`]) by a
-//! [`Sink`] on the deterministic schedule of [`bench::Schedule`]; nothing
+//! [`Sink`] on the deterministic schedule of [`Schedule`]; nothing
 //! is counted by hand, and the [`crate::explore::Bare`] platform of the
 //! throughput runs compiles the observations out.
 //!
