@@ -6,7 +6,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::drive::findings::{check, check_candidates, replay, Check};
+use crate::drive::findings::{check, check_candidates, check_unfixed_at_scale, replay, Check};
+use crate::measure::bench::{FLUSH_EVERY, HUGE_EVERY, HUGE_VAL, READ_EVERY};
+use crate::measure::price::cost::{KERNEL_BATCH, TOTAL_UPDATES};
+use crate::measure::price::{before_patch, cost_markdown, cost_text, costs};
 use crate::protocol::findings::{self, Expected, Finding};
 use crate::protocol::Variant;
 
@@ -19,6 +22,15 @@ pub struct FindingsArgs {
     /// says.
     #[arg(long)]
     pub check: bool,
+    /// Price every candidate in kernel terms instead: per update and per
+    /// level of the walk, this_cpu_* operations, atomics and cache lines on
+    /// the deterministic schedule, beside the unfixed version and the
+    /// version before the introducing patch, at 1, 2 and 3 CPUs.
+    #[arg(long, conflicts_with_all = ["check", "replay"])]
+    pub price: bool,
+    /// With --price: Markdown tables (docs/findings.md, section 18).
+    #[arg(long, requires = "price")]
+    pub markdown: bool,
     /// Replay one finding's witness and print its trace.
     #[arg(long, value_name = "ID")]
     pub replay: Option<String>,
@@ -55,6 +67,13 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
         return Ok(ExitCode::SUCCESS);
     }
     let list = selected(&a.id)?;
+    if a.price {
+        // Only behavioural findings have candidates to price.
+        for f in list.iter().filter(|f| !f.fixes.is_empty()) {
+            print!("{}", price_section(f, registry, a.markdown)?);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     crate::explore::quiet_panics();
     let mut ok = true;
     for f in &list {
@@ -71,6 +90,15 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
         if !a.check {
             continue;
         }
+        for c in check_unfixed_at_scale(f, registry, budget)? {
+            ok &= c.shows;
+            println!(
+                "  unfixed {} at scale: {}{}",
+                c.variant,
+                timed_line(&c),
+                if c.shows { "" } else { " (MUST SHOW)" }
+            );
+        }
         for (name, checks) in check_candidates(f, registry, budget)? {
             let expected = f
                 .fixes
@@ -85,7 +113,7 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
                 if met { "" } else { " (NOT AS THE DATA SAYS)" }
             );
             for c in &checks {
-                println!("    {}", check_line(c));
+                println!("    {}", timed_line(c));
             }
         }
     }
@@ -94,7 +122,7 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
          `flushcheck report --finding ID`: a finding's report",
         list.len(),
         if a.check {
-            ", fix candidates checked on each finding's witness and larger configuration"
+            ", fix candidates checked on each finding's witness, larger configuration and configurations at scale"
         } else {
             " (--check also checks the fix candidates)"
         }
@@ -104,6 +132,58 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The CPU counts the price tables are counted at.
+pub const PRICE_CPUS: [usize; 3] = [1, 2, 3];
+
+/// `f`'s price in kernel terms as 80-column text (for a report): the table
+/// of [`crate::measure::price::cost_text`] with its legend, or why there
+/// is none.
+pub fn price_text(f: &Finding, registry: &[Variant]) -> Result<String, String> {
+    let rows = costs(f, registry, &PRICE_CPUS)?;
+    if rows.is_empty() {
+        return Ok(
+            "No hot-path change to price: the candidates change the release and \
+                   free path.\n"
+                .into(),
+        );
+    }
+    let mut out = String::new();
+    for line in crate::observe::record::wrap(&price_legend(f, registry), 80) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&cost_text(&rows));
+    Ok(out)
+}
+
+fn price_legend(f: &Finding, registry: &[Variant]) -> String {
+    let before = before_patch(f, registry).map_or(
+        "the catalogue models no separate version before the introducing patch".into(),
+        |v| format!("{} stands for the releases before it", v.name),
+    );
+    format!(
+        "Per __mod_memcg_state() on a deterministic round-robin schedule of {TOTAL_UPDATES} \
+         updates at MEMCG_CHARGE_BATCH {KERNEL_BATCH} (every {HUGE_EVERY}th a {HUGE_VAL}-page \
+         folio, a reader of the root every {READ_EVERY} updates, a periodic flush every \
+         {FLUSH_EVERY}); per-memcg versions charge a grandchild of the root (levels: the \
+         memcg, its parent, the root; global: words of no memcg), global-threshold versions \
+         the root; {before}. Counted from the model's own observations: this_cpu_* \
+         operations, other per-CPU accesses, atomic reads and RMWs, lock operations, \
+         barriers, and distinct cache lines CPU-local and shared between CPUs."
+    )
+}
+
+fn price_section(f: &Finding, registry: &[Variant], markdown: bool) -> Result<String, String> {
+    if !markdown {
+        return Ok(format!("{}\n{}\n", f.id, price_text(f, registry)?));
+    }
+    let rows = costs(f, registry, &PRICE_CPUS)?;
+    if rows.is_empty() {
+        return Ok(format!("\n`{}`: no hot-path change to price.\n", f.id));
+    }
+    Ok(format!("\n`{}`:\n\n{}", f.id, cost_markdown(&rows)))
 }
 
 /// A candidate's verdict over its checks, in a few words.
@@ -135,6 +215,11 @@ pub fn check_line(c: &Check) -> String {
             format!("; also violated: {}", b.join(", "))
         },
     )
+}
+
+/// [`check_line`] with the search's wall-clock time.
+pub fn timed_line(c: &Check) -> String {
+    format!("{} [{:.1} s]", check_line(c), c.seconds)
 }
 
 /// Whether a candidate's checks are what the data expects: a fix holds on

@@ -9,7 +9,7 @@
 //! properties the same search saw violated. [`replay`] runs the witness
 //! and finds its shortest trace.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::check::run::{
     explore_variant, judged, monitor_plan, on_fresh_thread, run, RunSpec, Verdict,
@@ -56,6 +56,8 @@ pub struct Check {
     /// Properties that must hold for this variant and were violated (a
     /// kernel version's pinned findings and the refuted claims excepted).
     pub broken: Vec<Property>,
+    /// Wall-clock seconds the search took.
+    pub seconds: f64,
 }
 
 impl Check {
@@ -112,8 +114,21 @@ fn short_read(outcomes: &[ReaderOutcome], raised: i64) -> Option<&ReaderOutcome>
     })
 }
 
-/// Decide `f` for `variant` on `cfg`.
+/// Decide `f` for `variant` on `cfg`, timing the search.
 pub fn check(
+    f: &Finding,
+    variant: &Variant,
+    cfg: &Config,
+    registry: &[Variant],
+    budget: Duration,
+) -> Result<Check, String> {
+    let t0 = Instant::now();
+    let mut c = decide(f, variant, cfg, registry, budget)?;
+    c.seconds = t0.elapsed().as_secs_f64();
+    Ok(c)
+}
+
+fn decide(
     f: &Finding,
     variant: &Variant,
     cfg: &Config,
@@ -175,6 +190,7 @@ pub fn check(
         shows,
         note,
         broken,
+        seconds: 0.0,
     })
 }
 
@@ -206,6 +222,7 @@ fn skipped_flush(
             cfg.total()
         ),
         broken: Vec::new(),
+        seconds: 0.0,
     })
 }
 
@@ -374,19 +391,49 @@ fn triggered_trace(
     Ok((None, "loom did not reach the outcome again".into()))
 }
 
-/// Each fix candidate of `f` on the witness configuration, the larger
-/// one (when given) and the configurations at scale: the candidate's
+/// The configurations `f`'s candidates are checked on: the witness's, the
+/// larger one (when given) and those at scale.
+pub fn candidate_configs(f: &Finding) -> Vec<Config> {
+    let mut cfgs = vec![(f.witness.cfg)()];
+    if let Some(l) = f.larger {
+        cfgs.push(l());
+    }
+    cfgs.extend(f.scale.iter().map(|c| c()));
+    cfgs
+}
+
+/// The unfixed version (the witness's variant) on `f`'s configurations at
+/// scale: each must still show the finding, or a candidate holding there
+/// says nothing.
+pub fn check_unfixed_at_scale(
+    f: &Finding,
+    registry: &[Variant],
+    budget: Duration,
+) -> Result<Vec<Check>, String> {
+    let v = Variant::find(registry, f.witness.variant)?;
+    f.scale
+        .iter()
+        .map(|c| check(f, &v, &c(), registry, budget))
+        .collect()
+}
+
+/// Each fix candidate of `f` on [`candidate_configs`]: the candidate's
 /// [`Check`]s.
 pub fn check_candidates(
     f: &Finding,
     registry: &[Variant],
     budget: Duration,
 ) -> Result<Vec<(String, Vec<Check>)>, String> {
-    let mut cfgs = vec![(f.witness.cfg)()];
-    if let Some(l) = f.larger {
-        cfgs.push(l());
-    }
-    cfgs.extend(f.scale.iter().map(|c| c()));
+    check_candidates_on(f, &candidate_configs(f), registry, budget)
+}
+
+/// Each fix candidate of `f` on `cfgs`.
+pub fn check_candidates_on(
+    f: &Finding,
+    cfgs: &[Config],
+    registry: &[Variant],
+    budget: Duration,
+) -> Result<Vec<(String, Vec<Check>)>, String> {
     f.fixes
         .iter()
         .map(|c| {

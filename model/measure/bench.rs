@@ -24,7 +24,7 @@ use crate::explore::{Bare, Platform, Std, ThreadCtx};
 use crate::observe::monitor::Monitor;
 use crate::observe::plan::{MonitorPlan, Shared};
 use crate::protocol::memcg::ROOT_MEM_CGROUP;
-use crate::protocol::{catalogue, Env, Kind, Protocol, Variant};
+use crate::protocol::{catalogue, Env, FlushModel, Kind, Protocol, Variant};
 use crate::vocab::obs::{Actor, Obs, Sink};
 
 /// `MEMCG_CHARGE_BATCH` in v5.19 and v6.0.
@@ -249,7 +249,7 @@ fn count_on(
     read_every: usize,
     flush_every: usize,
 ) -> (u64, u64) {
-    let (hp, threads) = (hp.clone(), hp.threads);
+    let hp = hp.clone();
     let model = variant.flush_model().clone();
     on_fresh_thread(move || {
         let cfg = Config {
@@ -259,9 +259,45 @@ fn count_on(
         let shared = Shared::new(MonitorPlan::new(Arc::new(cfg.clone()), true, Vec::new()));
         let monitor = Monitor::new(shared.clone());
         let sink: Arc<dyn Sink> = monitor.clone();
+        let schedule = Schedule {
+            hp: &hp,
+            cfg: &cfg,
+            read_every,
+            flush_every,
+        };
+        schedule.play(&*model, sink, || monitor.finish());
+        let m = &shared.measures;
+        (
+            m.rmws.load(Ordering::Relaxed),
+            m.updates.load(Ordering::Relaxed),
+        )
+    })
+}
+
+/// The deterministic schedule: `hp.threads` CPUs update in round-robin
+/// order, a reader calls `mem_cgroup_flush_stats()` on the root after
+/// every `read_every` updates, the periodic work flushes after every
+/// `flush_every`.
+pub struct Schedule<'a> {
+    /// The run (threads, updates per thread, tree, charged memcg).
+    pub hp: &'a HotPath,
+    /// The configuration the protocol is built with.
+    pub cfg: &'a Config,
+    /// The reader's period, in updates.
+    pub read_every: usize,
+    /// The periodic flush's period, in updates.
+    pub flush_every: usize,
+}
+
+impl Schedule<'_> {
+    /// Play the schedule on one OS thread on the checked [`Std`] platform,
+    /// every observation going to `sink`, an `Obs::UpdateDone` after each
+    /// update; `finish` runs as main before the platform is uninstalled.
+    pub fn play(&self, model: &FlushModel, sink: Arc<dyn Sink>, finish: impl FnOnce()) {
+        let hp = self.hp;
         let ctx = ThreadCtx::new(Actor::Main, Some(sink));
         Std::install(ctx.clone());
-        let proto = model.build::<Std>(Env::new(&cfg));
+        let proto = model.build::<Std>(Env::new(self.cfg));
         // Each actor gets its own step lock; with one OS thread no lock is
         // ever contended.
         let play = |actor: Actor| {
@@ -270,7 +306,7 @@ fn count_on(
         };
         let mut n = 0;
         for k in 0..hp.updates {
-            for cpu in 0..threads {
+            for cpu in 0..hp.threads {
                 play(Actor::Cpu(cpu));
                 let v = val(k);
                 proto.mod_memcg_state(hp.memcg, v);
@@ -279,25 +315,20 @@ fn count_on(
                     val: v,
                 });
                 n += 1;
-                if n % read_every == 0 {
+                if n % self.read_every == 0 {
                     play(Actor::Reader(0));
                     proto.mem_cgroup_flush_stats(ROOT_MEM_CGROUP);
                 }
-                if n % flush_every == 0 {
+                if n % self.flush_every == 0 {
                     play(Actor::Periodic);
                     proto.periodic();
                 }
             }
         }
         play(Actor::Main);
-        monitor.finish();
+        finish();
         Std::uninstall();
-        let m = &shared.measures;
-        (
-            m.rmws.load(Ordering::Relaxed),
-            m.updates.load(Ordering::Relaxed),
-        )
-    })
+    }
 }
 
 /// One row of the side-by-side comparison.

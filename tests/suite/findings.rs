@@ -6,7 +6,10 @@
 use std::time::Duration;
 
 use memcg_flush_model::cli::findings::candidate_met;
-use memcg_flush_model::drive::findings::{check, check_candidates};
+use memcg_flush_model::cli::mail::long_lines;
+use memcg_flush_model::config::Config;
+use memcg_flush_model::drive::findings::{candidate_configs, check, check_candidates_on};
+use memcg_flush_model::measure::price::{cost_text, costs, Role};
 use memcg_flush_model::protocol::catalogue;
 use memcg_flush_model::protocol::findings::{all, by_id, Expected};
 use memcg_flush_model::protocol::Variant;
@@ -29,13 +32,36 @@ fn witness_shows(id: &str, backend: BackendName) {
     assert!(c.shows, "{id}: {} on {}: {}", c.verdict(), c.cfg, c.note);
 }
 
-/// Each candidate of `id` does what the data says: a fix holds on every
-/// configuration, breaking no must-hold property; a refuted one shows the
-/// finding on one of them.
-fn candidates_as_expected(id: &str) {
+/// Each candidate of `id` does what the data says (a fix holds, a refuted
+/// one shows the finding) on the witness and the larger configuration
+/// only: the configurations at scale are [`at_scale`]'s.
+fn candidates_as_expected_on_witnesses(id: &str) {
     let f = by_id(id).expect("finding");
-    assert!(!f.fixes.is_empty(), "{id} has no candidate");
-    for (name, checks) in check_candidates(&f, &registry(), BUDGET).expect("search") {
+    let mut cfgs = vec![(f.witness.cfg)()];
+    cfgs.extend(f.larger.map(|l| l()));
+    for (name, checks) in check_candidates_on(&f, &cfgs, &registry(), BUDGET).expect("search") {
+        let expected = f.fixes.iter().find(|c| c.variant == name).unwrap().expected;
+        assert!(
+            candidate_met(expected, &checks),
+            "{id}: {name} ({expected:?}) on the witnesses"
+        );
+    }
+}
+
+/// On each of `id`'s configurations at scale that `keep` selects, the
+/// unfixed version still shows the finding and every candidate does what
+/// the data says.
+fn at_scale(id: &str, keep: fn(&Config) -> bool) {
+    let f = by_id(id).expect("finding");
+    let reg = registry();
+    let cfgs: Vec<Config> = f.scale.iter().map(|c| c()).filter(keep).collect();
+    assert!(!cfgs.is_empty(), "{id}: no configuration at scale selected");
+    let unfixed = Variant::find(&reg, f.witness.variant).expect("variant");
+    for cfg in &cfgs {
+        let c = check(&f, &unfixed, cfg, &reg, BUDGET).expect("search");
+        assert!(c.shows, "{id}: {} {} on {cfg}", unfixed.name, c.verdict());
+    }
+    for (name, checks) in check_candidates_on(&f, &cfgs, &reg, BUDGET).expect("search") {
         let expected = f.fixes.iter().find(|c| c.variant == name).unwrap().expected;
         let lines: Vec<String> = checks
             .iter()
@@ -43,8 +69,20 @@ fn candidates_as_expected(id: &str) {
             .collect();
         assert!(
             candidate_met(expected, &checks),
-            "{id}: {name} ({expected:?}): {lines:?}"
+            "{id}: {name} ({expected:?}) at scale: {lines:?}"
         );
+    }
+}
+
+#[test]
+fn every_finding_with_candidates_is_checked_at_2_cpus() {
+    for f in all()
+        .into_iter()
+        .filter(|f| !f.fixes.is_empty() && !f.id.starts_with("c12"))
+    {
+        assert!(!f.scale.is_empty(), "{}: no configuration at scale", f.id);
+        let cpus: Vec<usize> = candidate_configs(&f).iter().map(|c| c.cpus).collect();
+        assert!(cpus.contains(&2), "{}: no configuration at 2 CPUs", f.id);
     }
 }
 
@@ -114,27 +152,63 @@ fn c18_bound_dfs() {
 
 #[test]
 fn fixes_tree_sb_lost_update() {
-    candidates_as_expected("tree-sb-lost-update");
+    candidates_as_expected_on_witnesses("tree-sb-lost-update");
 }
 
 #[test]
 fn fixes_death_lost_page() {
-    candidates_as_expected("death-lost-page");
+    candidates_as_expected_on_witnesses("death-lost-page");
 }
 
 #[test]
 fn fixes_quiescent_read_zero() {
-    candidates_as_expected("quiescent-read-zero");
+    candidates_as_expected_on_witnesses("quiescent-read-zero");
 }
 
 #[test]
 fn fixes_b7_skipped_flusher() {
-    candidates_as_expected("b7-skipped-flusher");
+    candidates_as_expected_on_witnesses("b7-skipped-flusher");
 }
 
 #[test]
 fn fixes_weak_triggered_read() {
-    candidates_as_expected("weak-triggered-read");
+    candidates_as_expected_on_witnesses("weak-triggered-read");
+}
+
+// At scale: the cheap checks in the default suite (about 20 s), b7's
+// 3 CPUs (11 s) and the tree race's 2 CPUs (loom, 2 min) in the loom
+// suite (RUSTFLAGS="--cfg loom"); docs/running.md times each.
+
+#[test]
+fn fixes_at_scale_quiescent_read_zero() {
+    at_scale("quiescent-read-zero", |_| true);
+}
+
+#[test]
+fn fixes_at_scale_b7_skipped_flusher_2_cpus() {
+    at_scale("b7-skipped-flusher", |c| c.cpus == 2);
+}
+
+#[cfg(loom)]
+#[test]
+fn fixes_at_scale_b7_skipped_flusher_3_cpus() {
+    at_scale("b7-skipped-flusher", |c| c.cpus == 3);
+}
+
+#[cfg(loom)]
+#[test]
+fn fixes_at_scale_tree_sb_lost_update() {
+    at_scale("tree-sb-lost-update", |_| true);
+}
+
+#[test]
+fn fixes_at_scale_death_lost_page() {
+    at_scale("death-lost-page", |_| true);
+}
+
+#[test]
+fn fixes_at_scale_weak_triggered_read() {
+    at_scale("weak-triggered-read", |_| true);
 }
 
 /// Every candidate expected to fix its finding holds every must-hold
@@ -230,4 +304,41 @@ fn b7_replay_has_a_trace() {
     );
     let diagram = c.diagram(80);
     assert!(diagram.contains("flush"), "{diagram}");
+}
+
+/// The price in kernel terms counts what the candidates change: the
+/// barrier pair adds one `smp_mb()` per update and nothing else on the
+/// hot path; v6.8-v6.15's walk (the version before C12's patch) touches a
+/// local line at every level, v6.17's break almost only at the charged
+/// memcg; the text fits 80 columns.
+#[test]
+fn price_counts_the_barrier_and_the_walk() {
+    let reg = registry();
+    let f = by_id("tree-sb-lost-update").expect("finding");
+    let rows = costs(&f, &reg, &[1]).expect("price");
+    let unfixed = rows.iter().find(|r| r.role == Role::Unfixed).unwrap();
+    let fixes: Vec<_> = rows.iter().filter(|r| r.role == Role::Fix).collect();
+    assert!(!fixes.is_empty());
+    for r in &fixes {
+        let (a, b) = (&r.cost.total, &unfixed.cost.total);
+        assert!(
+            (a.barriers - b.barriers - 1.0).abs() < 1e-9,
+            "{}",
+            r.cost.variant
+        );
+        assert!(
+            (a.atomic_rmws - b.atomic_rmws).abs() < 1e-3,
+            "{}",
+            r.cost.variant
+        );
+    }
+    assert!(long_lines(&cost_text(&rows)).is_empty());
+    let f = by_id("c12-fold-skew").expect("finding");
+    let rows = costs(&f, &reg, &[1]).expect("price");
+    let of = |role| &rows.iter().find(|r| r.role == role).unwrap().cost;
+    let (v6_17, before) = (of(Role::Unfixed), of(Role::Before));
+    assert_eq!(before.levels.len(), 3);
+    assert!(before.levels.iter().all(|o| o.local_lines >= 1.0));
+    assert!(v6_17.levels[1..].iter().all(|o| o.local_lines < 0.01));
+    assert!(v6_17.levels[0].atomic_reads >= 1.0);
 }

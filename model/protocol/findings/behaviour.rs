@@ -10,6 +10,62 @@ use super::configs::*;
 
 use super::{releases, Candidate, Claim, Class, Expected, Finding, Shown, Witness};
 
+const TREE_MB_V6_8: &str = "Revert d8ef4b38cb69 (re-apply 9a9e97b2f1f2), ported to v6.8-v6.14: \
+     in cgroup_rstat_updated() (kernel/cgroup/rstat.c) add `smp_mb();` before the \
+     speculative test `if (data_race(cgroup_rstat_cpu(cgrp, cpu)->updated_next)) return;`; \
+     in cgroup_rstat_updated_list() add `smp_mb();` after the subtree is unlinked, before \
+     the per-CPU lock is released (9a9e97b2f1f2 had it after each unlink in \
+     cgroup_rstat_cpu_pop_updated(), which v6.8 replaced). Checked on 1 and 2 CPUs \
+     (loom, preemption bound 2); 3 CPUs, and 2 CPUs with a child memcg, are inconclusive \
+     within 120 s at that bound. One full barrier per update on the hot path, none \
+     added to the per-level walk. Upstream's measured cost: d8ef4b38cb69 reverted the pair \
+     because \"Mel Gorman noticed it as 1% regression in netperf UDP_STREAM test\" (Tejun \
+     Heo, 2020-04-09: \"every scheduling event now had to go through an additional full \
+     barrier\")";
+
+const TREE_MB_V6_17: &str = "The same pair where v6.17 on would take it: in css_rstat_updated() \
+     (kernel/cgroup/rstat.c) add `smp_mb();` before `if (llist_on_list(&rstatc->lnode)) \
+     return;`, and in css_process_update_tree() add `smp_mb();` after \
+     `init_llist_node(lnode);`, the places the July 2025 comments name (\"This check is \
+     racy and smp_mb() is needed to pair it with the smp_mb() in \
+     css_process_update_tree()\"). Checked as v6.8-tree-mb is; upstream's cost is the \
+     same 1% (d8ef4b38cb69)";
+
+const DEATH_FIX: &str = "In kernel/cgroup/cgroup.c, css_release_work_fn(): remove \
+     `list_del_rcu(&css->rstat_css_node);`; css_free_rwork_fn(): before `ss->css_free(css);` \
+     call cgroup_rstat_flush(css->cgroup), then, under cgroup_rstat_lock (which every \
+     walker of the list holds), `list_del_rcu(&css->rstat_css_node);`. After the grace \
+     period every charge that found the memcg has landed, and the flush runs its callback \
+     once more; css_rstat_exit() does so there from v6.16. Off the hot path. Checked \
+     exhaustively (DFS) on 1 CPU, the dying parent with a folio, and 2 CPUs with the \
+     periodic flush off; 3 CPUs does not finish within 120 s.";
+
+const GATE_OR_ROOT: &str = "In mem_cgroup_flush_stats() (mm/memcontrol.c, v6.8: `if \
+     (memcg_vmstats_needs_flush(memcg->vmstats))`): flush the subtree also when \
+     `memcg_vmstats_needs_flush(root_mem_cgroup->vmstats)`, reading the root's atomic \
+     first and the memcg's last (one more atomic_read() on the read path; the hot path is \
+     v6.8's). Checked exhaustively (DFS) on 2 and 3 CPUs, with one and two updates per \
+     CPU. It does not cover a flush in flight: with the periodic flush walking CPU 1 \
+     before its charge and resetting the counts at the end, the read still returns 0 \
+     (explain finds it on the witness with --periodic; the reset of counts a flush did \
+     not fold, c10-bound)";
+
+const FLUSHERS_WAIT: &str = "In do_flush_stats() (mm/memcontrol.c, v6.4-v6.7) replace `if \
+     (atomic_read(&stats_flush_ongoing) || atomic_xchg(&stats_flush_ongoing, 1)) return;` \
+     with a lock all flushers take in turn around the walk and the threshold's reset, as \
+     7d7ef0a4686a did in v6.8 with cgroup_rstat_lock. Off the hot path. Checked \
+     exhaustively (DFS) on 1, 2 and 3 CPUs, and 2 CPUs with three updates each";
+
+const MB_RMB: &str = "The smp_mb() pair of v6.17-tree-mb, and in __mem_cgroup_flush_stats() \
+     (mm/memcontrol.c) `smp_rmb();` after `needs = memcg_vmstats_needs_flush(memcg->vmstats)` \
+     and before css_rstat_flush(). Checked with loom unbounded on 1 and 2 CPUs and a \
+     deeper tree on 2 CPUs; 3 CPUs is inconclusive within 120 s.";
+
+const MB_ACQUIRE: &str = "The smp_mb() pair of v6.17-tree-mb, and in memcg_vmstats_needs_flush() \
+     (mm/memcontrol.c) the count read as `atomic_read_acquire(&vmstats->stats_updates)` \
+     (`atomic_long_read_acquire()` from v7.1) instead of atomic_read(). Checked as \
+     v6.17-tree-mb-rmb is.";
+
 /// The behavioural findings.
 pub(super) fn findings() -> Vec<Finding> {
     vec![
@@ -44,7 +100,7 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: Some(2),
             },
             larger: Some(tree_sb_larger),
-            scale: &[],
+            scale: &[tree_sb_cpus2],
             also: &[],
             fixes_tag: None,
             files: &["kernel/cgroup/rstat.c"],
@@ -73,15 +129,12 @@ pub(super) fn findings() -> Vec<Finding> {
             fixes: &[
                 Candidate {
                     variant: "v6.8-tree-mb",
-                    change: "9a9e97b2f1f2's smp_mb() pair back: before the updater's \
-                             updated_next test and after the flusher's unlink",
+                    change: TREE_MB_V6_8,
                     expected: Expected::Fixes,
                 },
                 Candidate {
                     variant: "v6.17-tree-mb",
-                    change: "the same pair in v6.17's form: before the llist_on_list() test \
-                             and after init_llist_node() in css_process_update_tree(), as the \
-                             2025 comments describe",
+                    change: TREE_MB_V6_17,
                     expected: Expected::Fixes,
                 },
             ],
@@ -114,7 +167,7 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(life_parent),
-            scale: &[],
+            scale: &[life_child_cpus2],
             also: &[],
             fixes_tag: Some("2d146aa3aa84 (\"mm: memcontrol: switch to rstat\")"),
             files: &["kernel/cgroup/cgroup.c", "kernel/cgroup/rstat.c"],
@@ -153,13 +206,7 @@ pub(super) fn findings() -> Vec<Finding> {
             fixes: &[
                 Candidate {
                     variant: "v6.8-life-fix-flush-at-css-free",
-                    change: "list_del_rcu(&css->rstat_css_node) moves from the release to \
-                             css_free_rwork_fn(), before ss->css_free(css): there \
-                             cgroup_rstat_flush(cgrp) runs the memcg's callback once more, \
-                             after the grace period every charge that found the memcg has \
-                             landed, and the css leaves the list under cgroup_rstat_lock, \
-                             which every walker of the list holds; as css_rstat_exit() does \
-                             in the same place from v6.16",
+                    change: DEATH_FIX,
                     expected: Expected::Fixes,
                 },
                 Candidate {
@@ -205,7 +252,7 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(b9_larger),
-            scale: &[],
+            scale: &[b9_cpus3, b9_cpus3_larger],
             also: &[],
             fixes_tag: Some("8d59d2214c23 (\"mm: memcg: make stats flushing threshold per-memcg\")"),
             files: &["mm/memcontrol.c"],
@@ -226,12 +273,7 @@ pub(super) fn findings() -> Vec<Finding> {
                  mem_cgroup_flush_stats() then memcg_page_state() of one memcg.",
             fixes: &[Candidate {
                 variant: "v6.8-fix-gate-or-root",
-                change: "a reader also flushes its subtree when the root's count is above the \
-                         trigger (one more atomic_read() on the read path; the hot path is \
-                         v6.8's). It does not cover a flush in flight: with the periodic \
-                         flush walking CPU 1 before its charge and resetting the counts at \
-                         the end, the read still returns 0 (explain finds it on the witness \
-                         with --periodic; the reset of counts a flush did not fold, as in the per-memcg margin's report)",
+                change: GATE_OR_ROOT,
                 expected: Expected::Fixes,
             }],
             bound: None,
@@ -259,7 +301,7 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(b7_larger),
-            scale: &[],
+            scale: &[b7_cpus2, b7_cpus3, b7_cpus2_larger],
             also: &[],
             fixes_tag: Some("aa48e47e3906 (\"memcg: infrastructure to flush memcg stats\")"),
             files: &["mm/memcontrol.c"],
@@ -280,8 +322,7 @@ pub(super) fn findings() -> Vec<Finding> {
                  throughout (the kernel may drop it between CPUs).",
             fixes: &[Candidate {
                 variant: "v6.4-fix-flushers-wait",
-                change: "a flusher that finds another flush in progress waits for it and \
-                         then flushes itself, the rule 7d7ef0a4686a made in v6.8",
+                change: FLUSHERS_WAIT,
                 expected: Expected::Fixes,
             }],
             bound: None,
@@ -308,7 +349,7 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(trigger_larger),
-            scale: &[],
+            scale: &[trigger_cpus2, trigger_cpus2_larger],
             also: &[],
             fixes_tag: None,
             files: &["kernel/cgroup/rstat.c", "mm/memcontrol.c"],
@@ -337,14 +378,12 @@ pub(super) fn findings() -> Vec<Finding> {
             fixes: &[
                 Candidate {
                     variant: "v6.17-tree-mb-rmb",
-                    change: "the smp_mb() pair, and smp_rmb() after the reader's \
-                             atomic_read() of vmstats->stats_updates",
+                    change: MB_RMB,
                     expected: Expected::Fixes,
                 },
                 Candidate {
                     variant: "v6.17-tree-mb-acquire",
-                    change: "the smp_mb() pair, and the reader's count read with \
-                             atomic_read_acquire() (smp_load_acquire())",
+                    change: MB_ACQUIRE,
                     expected: Expected::Fixes,
                 },
             ],

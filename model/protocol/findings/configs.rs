@@ -157,3 +157,79 @@ pub(super) fn fold_skew_2() -> Config {
 pub(super) fn fold_skew_3() -> Config {
     fold_skew_on(3)
 }
+
+// The configurations at scale: 2 and 3 CPUs, and witnesses larger than
+// the minimal one, each checked to still show the finding unfixed. Only
+// those whose candidates' searches finish are listed: at 3 CPUs loom (the
+// weak-memory findings) and the lifetime DFS do not within 120 s, as each
+// candidate's text says.
+
+pub(super) fn tree_sb_cpus2() -> Config {
+    Config {
+        cpus: 2,
+        ..tree_sb()
+    }
+}
+
+// The lifetime wing's CPUs each charge the dying child once; the periodic
+// flush is off (the release flush is the one that misses the child).
+
+pub(super) fn life_child_cpus2() -> Config {
+    Config::lifetime(2, Death::default())
+        .vals(&[1])
+        .periodic(false)
+}
+
+pub(super) fn b9_cpus3() -> Config {
+    Config {
+        cpus: 3,
+        vals: vec![200, 65, 200],
+        charge: vec![1, 2, 1],
+        ..b9()
+    }
+}
+
+pub(super) fn b9_cpus3_larger() -> Config {
+    Config {
+        updates: 2,
+        vals: vec![100, 100, 40, 25, 100, 100],
+        ..b9_cpus3()
+    }
+}
+
+pub(super) fn b7_cpus2() -> Config {
+    Config { cpus: 2, ..b7() }
+}
+
+pub(super) fn b7_cpus3() -> Config {
+    Config { cpus: 3, ..b7() }
+}
+
+pub(super) fn b7_cpus2_larger() -> Config {
+    Config {
+        updates: 3,
+        ..b7_cpus2()
+    }
+}
+
+// The reader's gate must fire only once every update of memcg 1's subtree
+// has folded (`raised` in drive/findings.rs): CPU 0 charges memcg 2 with two
+// updates of which the first stays at or below MEMCG_CHARGE_BATCH * n and
+// the second crosses it; the other CPUs charge the root, outside memcg 1.
+
+pub(super) fn trigger_cpus2() -> Config {
+    Config {
+        cpus: 2,
+        vals: vec![3],
+        charge: vec![2, 0],
+        ..trigger()
+    }
+}
+
+pub(super) fn trigger_cpus2_larger() -> Config {
+    Config {
+        tree: vec![0, 1, 2],
+        charge: vec![3, 0],
+        ..trigger_cpus2()
+    }
+}
