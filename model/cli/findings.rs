@@ -87,6 +87,11 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
         )?;
         ok &= w.shows;
         println!("{}", listing(f, &w));
+        // A finding's further forms must show too.
+        for missing in crate::drive::forms::also_show(f, registry, budget)? {
+            ok = false;
+            println!("  further form NOT shown: {missing}");
+        }
         if !a.check {
             continue;
         }
@@ -295,7 +300,25 @@ pub fn replay_text(
     budget: Duration,
     kernel_names: bool,
 ) -> Result<String, String> {
-    let r = replay(f, registry, budget)?;
+    let mut out = form_text(f, &replay(f, registry, budget)?, kernel_names);
+    // A finding's further forms, each as the first is replayed.
+    for (w, r) in f
+        .also
+        .iter()
+        .zip(crate::drive::forms::replay_also(f, registry, budget)?)
+    {
+        out.push('\n');
+        out.push_str(&form_text(
+            &crate::drive::forms::as_form(f, w),
+            &r,
+            kernel_names,
+        ));
+    }
+    Ok(out)
+}
+
+/// One form's replay: the deciding search, the trace, how to reproduce it.
+fn form_text(f: &Finding, r: &crate::drive::findings::Replayed, kernel_names: bool) -> String {
     let mut out = format!(
         "{}: {} by {} on {} ({}, {} executions)\n{}\n\n",
         f.id,
@@ -321,5 +344,5 @@ pub fn replay_text(
         None => out.push_str(&format!("no trace: {}\n", r.how)),
     }
     out.push_str(&format!("directly: {}\n", f.witness.command));
-    Ok(out)
+    out
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::drive::findings::{check_candidates, replay};
+use crate::drive::findings::{candidate_configs, check_candidates_on, replay};
 use crate::drive::forms::{as_form, replay_also};
 use crate::protocol::findings::{maintainers, Class, Expected, Finding};
 use crate::protocol::Variant;
@@ -198,18 +198,29 @@ pub fn mail(
     model_names: bool,
     suite: bool,
 ) -> Result<String, String> {
-    mail_scoped(f, registry, budget, model_names, suite, &Scope::full())
+    mail_at(f, registry, budget, model_names, suite, Depth::Full)
 }
 
-/// [`mail`] with the 2026 reply's figures gathered on `reply_scope`
-/// ([`Scope::quick`]: seconds, for checking the mail's form).
-pub fn mail_scoped(
+/// How much a report searches: everything it states ([`Depth::Full`]),
+/// or the witnesses only ([`Depth::Form`]: the candidates on the minimal
+/// witness, the 2026 reply on [`Scope::quick`]), for checking its form in
+/// seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Every check the report states.
+    Full,
+    /// The same text from the cheapest searches.
+    Form,
+}
+
+/// [`mail`] at `depth`.
+pub fn mail_at(
     f: &Finding,
     registry: &[Variant],
     budget: Duration,
     model_names: bool,
     suite: bool,
-    reply_scope: &Scope,
+    depth: Depth,
 ) -> Result<String, String> {
     let mut out = String::new();
     headers(&mut out, f);
@@ -294,7 +305,7 @@ pub fn mail_scoped(
     }
 
     if !f.fixes.is_empty() {
-        candidates(&mut out, f, registry, budget, suite)?;
+        candidates(&mut out, f, registry, budget, suite, depth)?;
     }
     if let Some(b) = &f.bound {
         section(&mut out, "Corrected comment", b.comment);
@@ -303,7 +314,11 @@ pub fn mail_scoped(
         out.push_str(&shell_lines(&format!("$ {}", b.confirm), "  "));
     }
     if f.id == reply::FINDING {
-        out.push_str(&reply::reply(registry, reply_scope)?);
+        let scope = match depth {
+            Depth::Full => Scope::full(),
+            Depth::Form => Scope::quick(),
+        };
+        out.push_str(&reply::reply(registry, &scope)?);
     }
     section(&mut out, "What the model abstracts away", f.abstractions);
     if let Some(tag) = f.fixes_tag {
@@ -391,12 +406,17 @@ fn candidates(
     registry: &[Variant],
     budget: Duration,
     suite: bool,
+    depth: Depth,
 ) -> Result<(), String> {
     let _ = writeln!(
         out,
         "\nFix candidates (each checked in the model; not patches)"
     );
-    for (i, (name, checks)) in check_candidates(f, registry, budget)?
+    let cfgs = match depth {
+        Depth::Full => candidate_configs(f),
+        Depth::Form => vec![(f.witness.cfg)()],
+    };
+    for (i, (name, checks)) in check_candidates_on(f, &cfgs, registry, budget)?
         .into_iter()
         .enumerate()
     {
@@ -413,6 +433,21 @@ fn candidates(
             let (_, line) = default_suite(&name, registry)?;
             item(out, "     - ", &line);
         }
+    }
+    if depth == Depth::Full {
+        let _ = writeln!(
+            out,
+            "\nPrice on the charge path (per __mod_memcg_state(), counted in the model)\n"
+        );
+        // The table names candidates as the list above numbers them.
+        let mut price = super::findings::price_text(f, registry)?;
+        for (i, c) in f.fixes.iter().enumerate() {
+            price = price.replace(
+                &format!("{} (", c.variant),
+                &format!("candidate {} (", i + 1),
+            );
+        }
+        out.push_str(&price);
     }
     Ok(())
 }

@@ -149,7 +149,8 @@ pub fn internal_words(text: &str, finding_ids: &[&str]) -> Vec<String> {
             || numbered('B')
             || word.eq_ignore_ascii_case("twin")
             || word.eq_ignore_ascii_case("twins")
-            || word.ends_with('*') && word.len() > 1
+            || word == "holds*"
+            || word == "violated*"
             || finding_ids.contains(&word)
             || Property::all().any(|p| p.name() == word)
         {

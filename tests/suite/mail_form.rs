@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
-use memcg_flush_model::cli::mail::{long_lines, mail, mail_scoped};
+use memcg_flush_model::cli::mail::{long_lines, mail_at, Depth};
 use memcg_flush_model::cli::mail_text::internal_words;
-use memcg_flush_model::cli::reply::{Scope, THREAD_SUBJECT};
+use memcg_flush_model::cli::reply::THREAD_SUBJECT;
 use memcg_flush_model::protocol::catalogue;
 use memcg_flush_model::protocol::findings::{all, by_id, maintainers};
 
@@ -96,7 +96,7 @@ fn every_report_is_in_mail_form() {
     let ids: Vec<&str> = all().iter().map(|f| f.id).collect();
     let mut failures = Vec::new();
     for f in all() {
-        let text = mail_scoped(&f, &reg, BUDGET, false, false, &Scope::quick()).expect("report");
+        let text = mail_at(&f, &reg, BUDGET, false, false, Depth::Form).expect("report");
         let id = f.id;
         let mut lines: Vec<&str> = text.lines().collect();
         let subject = lines[0];
@@ -215,8 +215,8 @@ fn recipients_follow_the_files() {
 fn model_names_give_the_diagram() {
     let reg = catalogue::with_bounds();
     let f = by_id("quiescent-read-zero").expect("finding");
-    let kernel = mail(&f, &reg, BUDGET, false, false).expect("report");
-    let model = mail(&f, &reg, BUDGET, true, false).expect("report");
+    let kernel = mail_at(&f, &reg, BUDGET, false, false, Depth::Form).expect("report");
+    let model = mail_at(&f, &reg, BUDGET, true, false, Depth::Form).expect("report");
     assert!(kernel.contains("atomic_read(&vmstats->stats_updates) = 65"));
     assert!(model.contains("atomic_read(thr.2)=65"), "{model}");
 }
@@ -228,7 +228,7 @@ fn c10_names_one_figure() {
     memcg_flush_model::explore::quiet_panics();
     let reg = catalogue::with_bounds();
     let f = by_id("c10-bound").expect("finding");
-    let text = mail(&f, &reg, BUDGET, false, false).expect("report");
+    let text = mail_at(&f, &reg, BUDGET, false, false, Depth::Form).expect("report");
     drop(std::panic::take_hook());
     let flat = text.split_whitespace().collect::<Vec<_>>();
     let figures: Vec<&str> = flat

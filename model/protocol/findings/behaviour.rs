@@ -48,7 +48,7 @@ const GATE_OR_ROOT: &str = "In mem_cgroup_flush_stats() (mm/memcontrol.c, v6.8: 
      CPU. It does not cover a flush in flight: with the periodic flush walking CPU 1 \
      before its charge and resetting the counts at the end, the read still returns 0 \
      (explain finds it on the witness with --periodic; the reset of counts a flush did \
-     not fold, c10-bound)";
+     not fold, as in the per-memcg margin's report)";
 
 const FLUSHERS_WAIT: &str = "In do_flush_stats() (mm/memcontrol.c, v6.4-v6.7) replace `if \
      (atomic_read(&stats_flush_ongoing) || atomic_xchg(&stats_flush_ongoing, 1)) return;` \
