@@ -261,14 +261,13 @@ fn the_text_has_both_forms_and_kernel_terms_only() {
     }
 }
 
-/// Which release first had the early break is not settled (v6.15, v6.16 or
-/// v6.17, docs/findings.md section 18): the patch as posted (Shakeel Butt,
+/// The early break is first in v6.16, on `this_cpu_add_return()`'s counter
+/// (docs/releases.md); the patch as posted (Shakeel Butt,
 /// "memcg: optimize memcg_rstat_updated", v2, 10 April 2025) added it to
 /// v6.8's `READ_ONCE()`/`WRITE_ONCE()` counter, before the counter became
 /// `this_cpu_add_return()`. Written here as an outside variant would be,
 /// that form loses the flush on the race-free witness too, every SC
-/// interleaving searched: the finding does not depend on which form
-/// shipped first.
+/// interleaving searched: the finding holds for the posted form too.
 #[test]
 fn c12_fails_for_the_break_as_posted_on_v6_8s_counter() {
     use memcg_flush_model::kernel::{atomic64_add, read_once, write_once};

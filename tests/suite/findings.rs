@@ -333,7 +333,7 @@ fn price_counts_the_barrier_and_the_walk() {
         );
     }
     assert!(long_lines(&cost_text(&rows)).is_empty());
-    let f = by_id("c12-fold-skew").expect("finding");
+    let f = by_id("c12-lost-flush").expect("finding");
     let rows = costs(&f, &reg, &[1]).expect("price");
     let of = |role| &rows.iter().find(|r| r.role == role).unwrap().cost;
     let (v6_17, before) = (of(Role::Unfixed), of(Role::Before));
