@@ -82,6 +82,8 @@ pub struct Figure {
     pub series: Vec<Series>,
     /// Kernel versions with no data (no derivation applies).
     pub missing: Vec<String>,
+    /// The x axis in log2 scale (CPU counts that double).
+    pub x_log2: bool,
 }
 
 /// The flush protocol's kernel versions of `registry`, in catalogue
@@ -165,6 +167,7 @@ pub fn staleness_vs_cpus(registry: &[Variant]) -> Figure {
         y_decimals: 0,
         series,
         missing,
+        x_log2: false,
     }
 }
 
@@ -194,11 +197,12 @@ pub fn rmws_per_update(registry: &[Variant], updates_per_cpu: usize) -> Figure {
         title: format!(
             "Shared-atomic RMWs per update (BATCH = {FIGURE_BATCH}, a read every {RMW_READ_EVERY} updates, a periodic flush every {RMW_FLUSH_EVERY})"
         ),
-        x_desc: "CPUs (updater threads, round-robin)".into(),
+        x_desc: "CPUs (updater threads, round-robin; log scale)".into(),
         y_desc: "RMWs per __mod_memcg_state()".into(),
         y_decimals: 4,
         series,
         missing: Vec::new(),
+        x_log2: true,
     }
 }
 
@@ -220,14 +224,27 @@ fn colour(i: usize) -> RGBColor {
 /// `fig` as an SVG document.
 pub fn render_svg(fig: &Figure) -> Result<String, String> {
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", fig.file);
+    // A log2 axis is drawn as a linear one over log2(x), labelled 2^t.
+    let at = |x: usize| {
+        if fig.x_log2 {
+            (x.max(1) as f64).log2()
+        } else {
+            x as f64
+        }
+    };
     let xs = fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (x0, x1) = (xs.clone().min().unwrap_or(0), xs.max().unwrap_or(1));
-    let y1 = fig
+    let y_max = fig
         .series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(0.0, f64::max)
-        * 1.08;
+        .fold(0.0, f64::max);
+    // Headroom above the data for the legend, so that it covers no line:
+    // each entry takes about LEGEND_ROW of the PLOT_HEIGHT pixels.
+    const PLOT_HEIGHT: f64 = 440.0;
+    const LEGEND_ROW: f64 = 21.0;
+    let legend = (fig.series.len() as f64 * LEGEND_ROW + 16.0).min(PLOT_HEIGHT / 2.0);
+    let y1 = y_max * 1.04 * PLOT_HEIGHT / (PLOT_HEIGHT - legend);
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (900, 560)).into_drawing_area();
@@ -237,20 +254,29 @@ pub fn render_svg(fig: &Figure) -> Result<String, String> {
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(70)
-            .build_cartesian_2d(x0 as f64..x1 as f64, 0.0..y1.max(1e-9))
+            .build_cartesian_2d(at(x0)..at(x1), 0.0..y1.max(1e-9))
             .map_err(|e| err(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc(&fig.x_desc)
+        let x_label = |x: &f64| {
+            if fig.x_log2 {
+                format!("{:.0}", x.exp2())
+            } else {
+                format!("{x:.0}")
+            }
+        };
+        let mut mesh = chart.configure_mesh();
+        if fig.x_log2 {
+            mesh.x_labels((at(x1) - at(x0)).round() as usize + 1);
+        }
+        mesh.x_desc(&fig.x_desc)
             .y_desc(&fig.y_desc)
             .light_line_style(RGBColor(238, 238, 238))
-            .x_label_formatter(&|x| format!("{x:.0}"))
+            .x_label_formatter(&x_label)
             .y_label_formatter(&|y| format!("{y:.*}", fig.y_decimals.saturating_sub(1)))
             .draw()
             .map_err(|e| err(&e))?;
         for (i, s) in fig.series.iter().enumerate() {
             let c = colour(i);
-            let pts: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (x as f64, y)).collect();
+            let pts: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (at(x), y)).collect();
             let anno = if s.claim {
                 chart
                     .draw_series(DashedLineSeries::new(pts, 6, 4, c.stroke_width(2)))
