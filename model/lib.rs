@@ -43,24 +43,43 @@
 //! See `docs/model.md` for the map from model steps to kernel code and
 //! `docs/extending.md` for writing a variant outside the crate.
 
+//! # What is stable
+//!
+//! What a variant, a property or a test outside the crate needs is
+//! documented here: the lineage traits and kernel versions
+//! ([`protocol`]), the kernel idioms ([`kernel`]), properties and coverage
+//! events ([`observe`]), configurations ([`config`], [`check`]), backends
+//! ([`explore::Backend`]) and [`cli::main_with`]. Modules and items hidden
+//! from this documentation (`drive`, `measure`, `report`, `oracle`,
+//! `guest`, the subcommands under `cli`, the search engines under
+//! `explore`, the findings data and the monitors' internals) are public
+//! only for this crate's binary and its own test suite: they are unstable
+//! and may change in any release.
+
 #![deny(missing_docs)]
 
 pub mod check;
 pub mod cli;
 pub mod config;
+#[doc(hidden)]
 pub mod drive;
 pub mod explore;
+#[doc(hidden)]
 pub mod guest;
 pub mod kernel;
+#[doc(hidden)]
 pub mod measure;
 pub mod observe;
+#[doc(hidden)]
 pub mod oracle;
 pub mod protocol;
+#[doc(hidden)]
 pub mod report;
 pub mod vocab;
 
 pub use check::run::Verdict;
 pub use config::Config;
+#[doc(hidden)]
 pub use drive::{Cell, Plan};
 pub use explore::{Backend, Platform};
 pub use observe::Property;

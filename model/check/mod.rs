@@ -6,9 +6,11 @@
 //! ([`derived`], pure arithmetic). The drivers that combine runs (the
 //! matrix, fuzzing, explain's search) are crate::drive, above.
 
+#[doc(hidden)]
 pub mod derived;
 pub mod lifetime;
 pub mod run;
+#[doc(hidden)]
 pub mod scenario;
 pub mod suite;
 

@@ -14,10 +14,15 @@
 //! | [`Backend::Std`] | real OS threads, one step at a time | smoke test on hardware scheduling |
 
 mod backend;
+#[doc(hidden)]
 pub mod dfs;
+#[doc(hidden)]
 pub mod platform;
+#[doc(hidden)]
 pub mod replay;
+#[doc(hidden)]
 pub mod run;
+#[doc(hidden)]
 pub mod sched;
 mod search;
 

@@ -11,15 +11,22 @@
 //! fields.
 
 pub mod coverage;
+#[doc(hidden)]
 pub mod eventual;
+#[doc(hidden)]
 pub mod ghost;
 pub mod lifetime;
+#[doc(hidden)]
 pub mod listing;
+#[doc(hidden)]
 pub mod monitor;
+#[doc(hidden)]
 pub mod plan;
 pub mod properties;
 pub mod property;
+#[doc(hidden)]
 pub mod record;
+#[doc(hidden)]
 pub mod twin;
 
 pub use coverage::{Coverage, Event, Max, Measures, Split};

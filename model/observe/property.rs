@@ -76,6 +76,76 @@ pub struct Def {
     pub check: Check,
 }
 
+/// A definition built from its name, claim, coverage event and check, the
+/// rest defaulted: every backend decides it, it applies to every run, has
+/// no precondition, its race needs no skip, and it is not a claim the
+/// model refutes for the kernel. Each method sets one field; all are
+/// `const`, so a definition stays a `static`:
+///
+/// ```text
+/// static MINE: Def = Def::new("mine", "a reader ...", Event::ReadDuringFlush, Check::Flush(mine))
+///     .source("the commit that claims it")
+///     .backends(IN_EXECUTION_ORDER);
+/// ```
+impl Def {
+    /// The definition with every other field defaulted.
+    pub const fn new(
+        name: &'static str,
+        claim: &'static str,
+        coverage: Event,
+        check: Check,
+    ) -> Def {
+        Def {
+            name,
+            claim,
+            source: "",
+            decided_by: "every backend: its search finished without a violation",
+            backends: EVERY_BACKEND,
+            applies: always,
+            unchecked: checked,
+            coverage,
+            race_needs_skip: false,
+            refutable: false,
+            check,
+        }
+    }
+    /// Where the claim comes from.
+    pub const fn source(mut self, source: &'static str) -> Def {
+        self.source = source;
+        self
+    }
+    /// What a "holds" of each backend means for it.
+    pub const fn decided_by(mut self, decided_by: &'static str) -> Def {
+        self.decided_by = decided_by;
+        self
+    }
+    /// The backends whose searches decide it.
+    pub const fn backends(mut self, backends: &'static [BackendName]) -> Def {
+        self.backends = backends;
+        self
+    }
+    /// The runs it applies to.
+    pub const fn applies(mut self, applies: fn(&Subject) -> bool) -> Def {
+        self.applies = applies;
+        self
+    }
+    /// Why a run without a violation still cannot say "holds".
+    pub const fn unchecked(mut self, unchecked: fn(&Subject) -> Option<&'static str>) -> Def {
+        self.unchecked = unchecked;
+        self
+    }
+    /// Its race needs an update to skip its add ([`Def::race_needs_skip`]).
+    pub const fn race_needs_skip(mut self) -> Def {
+        self.race_needs_skip = true;
+        self
+    }
+    /// It states a claim the model refutes for the kernel itself.
+    pub const fn refutable(mut self) -> Def {
+        self.refutable = true;
+        self
+    }
+}
+
 /// Every backend.
 pub const EVERY_BACKEND: &[BackendName] = &BackendName::ALL;
 /// The sequentially consistent backends and std: properties measured in

@@ -19,7 +19,9 @@
 //! [`Variant`] names it, says what is expected of it, and carries its facts
 //! as data; [`catalogue`] lists every variant the default run checks.
 
+#[doc(hidden)]
 pub mod catalogue;
+#[doc(hidden)]
 pub mod findings;
 pub mod global;
 pub mod lifetime;

@@ -345,3 +345,41 @@ fn property_names_round_trip_and_unknown_names_are_rejected() {
         "{err}"
     );
 }
+
+/// `Def::new` defaults what its documentation says, and each setter sets
+/// only its own field, in a `static` as outside properties are written.
+#[test]
+fn a_property_built_from_new_has_the_documented_defaults() {
+    use memcg_flush_model::observe::coverage::Event;
+    use memcg_flush_model::observe::properties::{At, Ctx};
+    use memcg_flush_model::observe::property::{Check, Def, Subject, IN_EXECUTION_ORDER};
+    use memcg_flush_model::vocab::BackendName;
+    fn never(_: &Ctx, _: &At) -> Option<String> {
+        None
+    }
+    fn nothing(_: &Subject) -> bool {
+        false
+    }
+    static PLAIN: Def = Def::new("plain", "a claim", Event::Skip, Check::Flush(never));
+    static SET: Def = Def::new("set", "a claim", Event::Skip, Check::Flush(never))
+        .source("a commit")
+        .backends(IN_EXECUTION_ORDER)
+        .applies(nothing)
+        .race_needs_skip()
+        .refutable();
+    let cfg = cfg();
+    let subject = Subject {
+        family: Family::Global,
+        has_twin: true,
+        cfg: &cfg,
+        backend: BackendName::Loom,
+    };
+    assert_eq!(PLAIN.backends.len(), BackendName::ALL.len());
+    assert!((PLAIN.applies)(&subject) && (PLAIN.unchecked)(&subject).is_none());
+    assert!(!PLAIN.race_needs_skip && !PLAIN.refutable && PLAIN.source.is_empty());
+    assert!(!PLAIN.decided_by.is_empty());
+    assert_eq!((SET.name, SET.source), ("set", "a commit"));
+    assert_eq!(SET.backends, IN_EXECUTION_ORDER);
+    assert!(!(SET.applies)(&subject) && SET.race_needs_skip && SET.refutable);
+    assert!(matches!(SET.coverage, Event::Skip));
+}

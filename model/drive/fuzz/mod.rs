@@ -94,7 +94,7 @@ pub struct Violation {
 /// One variant on one configuration, under both searches.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Tried {
-    /// Configuration number (the `k` of [`draw`]).
+    /// Configuration number (the `k` of `draw`).
     pub number: u64,
     /// The configuration.
     pub cfg: Config,
