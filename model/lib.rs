@@ -38,7 +38,7 @@
 //!   VM harness that boots Debian's kernels under qemu with the probe as
 //!   `/init`.
 //! - floor 5: [`cli`], `flushcheck`, one subcommand per file;
-//!   [`cli::main_with`] runs it with extra variants.
+//!   [`main_with`] runs it with extra variants.
 //!
 //! See `docs/model.md` for the map from model steps to kernel code and
 //! `docs/extending.md` for writing a variant outside the crate.
@@ -49,9 +49,10 @@
 //! documented here: the lineage traits and kernel versions
 //! ([`protocol`]), the kernel idioms ([`kernel`]), properties and coverage
 //! events ([`observe`]), configurations ([`config`], [`check`]), backends
-//! ([`explore::Backend`]) and [`cli::main_with`]. Modules and items hidden
+//! ([`explore::Backend`]) and [`main_with`] (`cli::main_with`), which runs
+//! `flushcheck` with variants and properties of one's own. Modules and items hidden
 //! from this documentation (`drive`, `measure`, `report`, `oracle`,
-//! `guest`, the subcommands under `cli`, the search engines under
+//! `guest`, `cli`'s subcommands, the search engines under
 //! `explore`, the findings data and the monitors' internals) are public
 //! only for this crate's binary and its own test suite: they are unstable
 //! and may change in any release.
@@ -59,6 +60,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+#[doc(hidden)]
 pub mod cli;
 pub mod config;
 #[doc(hidden)]
@@ -78,6 +80,7 @@ pub mod report;
 pub mod vocab;
 
 pub use check::run::Verdict;
+pub use cli::{main_with, main_with_properties};
 pub use config::Config;
 #[doc(hidden)]
 pub use drive::{Cell, Plan};

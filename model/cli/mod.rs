@@ -4,49 +4,27 @@
 //! catalogue: a researcher's binary calls it with its candidates and gets
 //! the whole tool (matrix, explain, replay, bounds, fuzz) for them.
 
-#[doc(hidden)]
 pub mod args;
-#[doc(hidden)]
 pub mod bench;
-#[doc(hidden)]
 pub mod bounds;
-#[doc(hidden)]
 pub mod compare;
-#[doc(hidden)]
 pub mod exhaustive;
-#[doc(hidden)]
 pub mod explain;
-#[doc(hidden)]
 pub mod findings;
-#[doc(hidden)]
 pub mod fuzz;
-#[doc(hidden)]
 pub mod kernels;
-#[doc(hidden)]
 pub mod kernels_table;
-#[doc(hidden)]
 pub mod lifetime;
-#[doc(hidden)]
 pub mod litmus;
-#[doc(hidden)]
 pub mod mail;
-#[doc(hidden)]
 pub mod mail_text;
-#[doc(hidden)]
 pub mod matrix;
-#[doc(hidden)]
 pub mod merge;
-#[doc(hidden)]
 pub mod perf;
-#[doc(hidden)]
 pub mod plot;
-#[doc(hidden)]
 pub mod reply;
-#[doc(hidden)]
 pub mod report;
-#[doc(hidden)]
 pub mod run;
-#[doc(hidden)]
 pub mod table;
 
 use std::process::ExitCode;
