@@ -36,7 +36,7 @@ pub fn seed_answer(plan: &Plan, cells: &[Cell]) -> String {
         "HOLDS: no reader missed a flush its no-skip twin (v5.19) performs"
     };
     let mut out = format!(
-        "Does {SEED}'s skip ({commit}) lose a flush a reader needed? no_lost_flush on {SEED}: {verdict}\n"
+        "Does {SEED}'s skip ({commit}) lose a flush a reader needed?\n  no_lost_flush on {SEED}: {verdict}\n"
     );
     // Per entry, the strongest search that judged it.
     let mut exhaustive: Vec<&str> = Vec::new();
@@ -51,11 +51,12 @@ pub fn seed_answer(plan: &Plan, cells: &[Cell]) -> String {
             })
         };
         let name = e.name.as_str();
+        if on(&|c| c.backend == BackendName::Loom, false) {
+            loom.push(name);
+        }
         if on(&|_| true, true) {
             exhaustive.push(name);
-        } else if on(&|c| c.backend == BackendName::Loom, false) {
-            loom.push(name);
-        } else if on(&|_| true, false) {
+        } else if on(&|c| c.backend != BackendName::Loom, false) {
             sampled.push(name);
         }
     }
@@ -74,8 +75,11 @@ pub fn seed_answer(plan: &Plan, cells: &[Cell]) -> String {
         "searched exhaustively (shuttle-dfs, every SC interleaving)",
         &exhaustive,
     );
-    part("by loom within a preemption bound (weak memory)", &loom);
     part("sampled only (shuttle random/PCT, std)", &sampled);
+    part(
+        "and by loom (weak memory, within a preemption bound)",
+        &loom,
+    );
     for line in wrap(&how.join("; "), 116) {
         let _ = writeln!(out, "  {line}");
     }
@@ -123,7 +127,7 @@ fn shown_here(f: &Finding, cells: &[Cell]) -> String {
             }
         }
         _ => format!(
-            "({}: `flushcheck findings` shows it)",
+            "not a cell of this run ({}): `flushcheck findings` replays it",
             f.witness.shown.what()
         ),
     }

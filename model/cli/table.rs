@@ -109,16 +109,16 @@ fn must_hold_line(
         ));
     }
     if custom && shown.is_empty() && mine.iter().any(|c| pinned(c)) {
-        parts.push("its findings are pinned on the suite: not shown on this configuration".into());
+        parts.push("findings: not checked on this configuration (pinned on the suite)".into());
     }
     if bad.is_empty() {
         parts.push(if shown.is_empty() {
-            "no finding: every property it must hold holds".into()
+            "every property it must hold holds".into()
         } else {
             "every other property it must hold holds".into()
         });
     }
-    let mut refuted: Vec<&str> = mine
+    let mut refuted: Vec<String> = mine
         .iter()
         .filter(|c| {
             c.property.refutable_claim()
@@ -126,7 +126,10 @@ fn must_hold_line(
                 && c.expect != Expect::Finding
                 && c.verdict == Verdict::Violated
         })
-        .map(|c| c.property.name())
+        .map(|c| match finding_of(&v.name, c.property) {
+            Some(id) => format!("{} (finding {id})", c.property.name()),
+            None => c.property.name().to_string(),
+        })
         .collect();
     refuted.dedup();
     if !refuted.is_empty() {
@@ -138,26 +141,31 @@ fn must_hold_line(
 /// The identifiers of the findings `v`'s violated cells show (the
 /// property's name where no finding's witness names `v`).
 fn finding_ids(v: &Variant, mine: &[&Cell]) -> Vec<String> {
-    let all = crate::protocol::findings::all();
     let mut ids: Vec<String> = Vec::new();
     for c in mine.iter().filter(|c| c.verdict == Verdict::Violated) {
         if !v.findings.iter().any(|d| d.property == c.property) {
             continue;
         }
-        let id = all
-            .iter()
-            .find(|f| {
-                std::iter::once(&f.witness).chain(f.also.iter()).any(|w| {
-                    w.variant == v.name
-                        && matches!(w.shown, Shown::Property { property, .. } if property == c.property)
-                })
-            })
-            .map_or_else(|| c.property.name().to_string(), |f| f.id.to_string());
+        let id = finding_of(&v.name, c.property).unwrap_or_else(|| c.property.name().to_string());
         if !ids.contains(&id) {
             ids.push(id);
         }
     }
     ids
+}
+
+/// The finding whose witness (or further form) is `variant` violating
+/// `property`.
+fn finding_of(variant: &str, property: Property) -> Option<String> {
+    crate::protocol::findings::all()
+        .iter()
+        .find(|f| {
+            std::iter::once(&f.witness).chain(f.also.iter()).any(|w| {
+                w.variant == variant
+                    && matches!(w.shown, Shown::Property { property: p, .. } if p == property)
+            })
+        })
+        .map(|f| f.id.to_string())
 }
 
 /// The command that explains a cell not as expected: `explain` on the
