@@ -475,13 +475,15 @@ fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String
             out,
             ", race not seen {unseen}, later epoch not reached {epoch}"
         );
-        out.push('\n');
-        let _ = write!(
-            out,
-            "  (weak holds, nothing failed: race not seen = held though the property's race never happened; \
+        if unseen + epoch > 0 {
+            out.push('\n');
+            let _ = write!(
+                out,
+                "  (weak holds, nothing failed: race not seen = held though the property's race never happened; \
              later epoch not reached = held though no CPU crossed the batch again after a skip and a reset; \
              `flushcheck --help` explains every count)"
         );
+        }
     }
     out.push('\n');
     for s in must_hold_bad {
