@@ -150,9 +150,12 @@ fn parse_cli() -> Result<Cli, ExitCode> {
 pub fn parses(args: &[&str]) -> Result<(), String> {
     let mut all = vec!["flushcheck".to_string()];
     all.extend(args.iter().map(|a| a.to_string()));
-    Cli::try_parse_from(&all)
-        .map(|_| ())
-        .map_err(|e| one_line(&e, &all))
+    use clap::error::ErrorKind;
+    match Cli::try_parse_from(&all) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
+        Err(e) => Err(one_line(&e, &all)),
+    }
 }
 
 /// clap's error in one line that keeps what names the problem: the
