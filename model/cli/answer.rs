@@ -63,23 +63,12 @@ pub fn seed_answer(plan: &Plan, cells: &[Cell]) -> String {
     let mut how = Vec::new();
     let mut part = |what: &str, list: &[&str]| {
         if !list.is_empty() {
-            how.push(format!(
-                "{what} on {} {} ({})",
-                list.len(),
-                if list.len() == 1 { "entry" } else { "entries" },
-                list.join(", ")
-            ));
+            how.push(format!("{what} on {}", list.join(", ")));
         }
     };
-    part(
-        "searched exhaustively (shuttle-dfs, every SC interleaving)",
-        &exhaustive,
-    );
-    part("sampled only (shuttle random/PCT, std)", &sampled);
-    part(
-        "and by loom (weak memory, within a preemption bound)",
-        &loom,
-    );
+    part("exhaustive (DFS, every SC interleaving)", &exhaustive);
+    part("sampled only (shuttle random, PCT, std)", &sampled);
+    part("also loom (weak memory, bounded)", &loom);
     for line in wrap(&how.join("; "), 116) {
         let _ = writeln!(out, "  {line}");
     }

@@ -135,7 +135,8 @@ fn the_default_run_passes_on_one_screen() {
     let first = lines[..15.min(lines.len())].join("\n");
     assert!(first.contains("lose a flush a reader needed?"), "{first}");
     assert!(
-        first.contains("no_lost_flush on v6.0: HOLDS") && first.contains("searched exhaustively"),
+        first.contains("no_lost_flush on v6.0: HOLDS")
+            && first.contains("exhaustive (DFS, every SC interleaving) on pair"),
         "{first}"
     );
     for f in memcg_flush_model::protocol::findings::all() {
