@@ -68,7 +68,7 @@ pub fn seed_answer(plan: &Plan, cells: &[Cell]) -> String {
     };
     part("exhaustive (DFS, every SC interleaving)", &exhaustive);
     part("sampled only (shuttle random, PCT, std)", &sampled);
-    part("also loom (weak memory, bounded)", &loom);
+    part("also loom, weak memory within a preemption bound,", &loom);
     for line in wrap(&how.join("; "), 116) {
         let _ = writeln!(out, "  {line}");
     }
