@@ -76,6 +76,9 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell], custom: bool) -> String {
     out
 }
 
+/// A variant's cells picked by a predicate, as `property (backends)`.
+type Lister<'a> = dyn Fn(&dyn Fn(&Cell) -> bool) -> Vec<String> + 'a;
+
 /// The line of a variant that must hold: what failed (with the command
 /// that explains it), else that it holds; the findings it shows; the
 /// refutable claims it violates.
@@ -84,7 +87,7 @@ fn must_hold_line(
     v: &Variant,
     mine: &[&Cell],
     bad: &[&Cell],
-    list: &dyn Fn(&dyn Fn(&Cell) -> bool) -> Vec<String>,
+    list: &Lister,
     custom: bool,
 ) -> String {
     let pinned = |c: &Cell| v.findings.iter().any(|d| d.property == c.property);
