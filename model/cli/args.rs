@@ -27,7 +27,7 @@ pub struct ConfigArgs {
     #[arg(long)]
     pub reads: Option<usize>,
     /// Run the periodic flusher thread (the default).
-    #[arg(long, overrides_with = "no_periodic")]
+    #[arg(long, conflicts_with = "no_periodic")]
     pub periodic: bool,
     /// Do not run the periodic flusher thread.
     #[arg(long = "no-periodic")]
@@ -132,6 +132,71 @@ impl ConfigArgs {
     pub fn config(&self) -> Config {
         self.over(&Config::default())
     }
+}
+
+/// `cfg` as the configuration flags that give it (`--cpus 2 --batch 1 ...`),
+/// for a printed command: every flag, so that the command does not depend
+/// on the defaults. A memcg's death has no flag and is left out.
+pub fn flags(cfg: &Config) -> String {
+    let list = |v: &[u8]| {
+        v.iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let vals: Vec<String> = cfg.vals.iter().map(|v| v.to_string()).collect();
+    let mut out = format!(
+        "--cpus {} --batch {} --updates {} --val {} --readers {} --reads {} {}",
+        cfg.cpus,
+        cfg.batch,
+        cfg.updates,
+        vals.join(","),
+        cfg.readers,
+        cfg.reads,
+        if cfg.periodic {
+            "--periodic"
+        } else {
+            "--no-periodic"
+        }
+    );
+    let mut add = |flag: &str, value: String| {
+        out.push_str(&format!(" --{flag} {value}"));
+    };
+    if cfg.ticks > 0 {
+        add("ticks", cfg.ticks.to_string());
+        add("late", cfg.late.to_string());
+    }
+    if cfg.ratelimited > 0 {
+        add("ratelimited", cfg.ratelimited.to_string());
+    }
+    if !cfg.tree.is_empty() {
+        add("tree", list(&cfg.tree));
+    }
+    if !cfg.charges.is_empty() {
+        let per_cpu: Vec<String> = cfg
+            .charges
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(":")
+            })
+            .collect();
+        add("charge", per_cpu.join(","));
+    } else if !cfg.charge.is_empty() {
+        add("charge", list(&cfg.charge));
+    }
+    if !cfg.read.is_empty() {
+        add("read", list(&cfg.read));
+    }
+    if cfg.settle > 0 {
+        add("settle", cfg.settle.to_string());
+    }
+    if cfg.settle_update {
+        out.push_str(" --settle-update");
+    }
+    out
 }
 
 /// Output format.

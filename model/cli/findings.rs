@@ -240,17 +240,23 @@ pub fn candidate_met(expected: Expected, checks: &[Check]) -> bool {
     }
 }
 
-/// One finding in the listing, within 80 columns: identifier, class,
-/// first and last affected release; what shows it; its status, from the
-/// search `w` of its witness that just ran.
-pub fn listing(f: &Finding, w: &Check) -> String {
-    let mut out = format!(
+/// A finding's first line in the listing: identifier, class, first and
+/// last affected release.
+pub fn headline(f: &Finding) -> String {
+    format!(
         "{:<20} {:<19} {} to {}",
         f.id,
         f.class.name(),
         f.first,
         f.last
-    );
+    )
+}
+
+/// One finding in the listing, within 80 columns: identifier, class,
+/// first and last affected release; what shows it; its status, from the
+/// search `w` of its witness that just ran.
+pub fn listing(f: &Finding, w: &Check) -> String {
+    let mut out = headline(f);
     let shown = format!(
         "shown by {} on {} ({}){}",
         f.witness.shown.what(),

@@ -5,16 +5,17 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::check::run::{RunResult, Verdict};
+use crate::check::run::{judged, RunResult, Verdict};
 use crate::check::{Sizes, Suite};
-use crate::drive::{matrix_ok, run_matrix, Executor, Matrix, Plan};
+use crate::drive::{matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan};
 use crate::explore::{quiet_panics, Backend, Shard};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
 use crate::vocab::BackendName;
 
+use super::answer::{findings_lines, seed_answer};
 use super::args::{parse_bound, print_json, truncate, Bound, ConfigArgs, Format};
-use super::table::{markdown, runs_table, suite_text, summary, table, variant_lines};
+use super::table::{markdown, runs_table, suite_text, summary, table, variant_lines, CUSTOM};
 
 /// The matrix run (the default command).
 #[derive(clap::Args, Debug, Clone)]
@@ -65,7 +66,7 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Print the matrix as JSON (the same as --format json).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -73,6 +74,10 @@ pub struct MatrixArgs {
     /// Also print one line per run (variant, entry, backend).
     #[arg(long)]
     pub runs: bool,
+    /// Also print the scenario suite: each entry's configuration and the
+    /// backends that search it.
+    #[arg(long = "suite-table")]
+    pub suite_table: bool,
     /// Print the full cell table: one row per (variant, property,
     /// backend), with notes (the default output is one line per variant).
     #[arg(long)]
@@ -125,11 +130,12 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
     }
     let s = sizes(args);
     let mut suite = if args.cfg.given() {
-        Suite::single("custom", args.cfg.config(), s.all_backends(Some(2)))
+        Suite::single(CUSTOM, args.cfg.config(), s.all_backends(Some(2)))
     } else {
         Suite::standard(&s)
     };
     pct_depth(&mut suite, args.pct_depth);
+    let whole = suite.clone();
     if !args.entry.is_empty() {
         for name in &args.entry {
             if suite.entry(name).is_none() {
@@ -150,6 +156,11 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
             .filter(|v| v.kind != Kind::Bound)
             .cloned()
             .collect();
+    }
+    if args.cfg.given() {
+        // A mutant's kills are pinned on the suite: on a configuration of
+        // the user's own only the variants that must hold are judged.
+        plan.variants.retain(|v| v.kind != Kind::Mutant);
     }
     if !args.variant.is_empty() {
         plan.variants = args
@@ -183,7 +194,82 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
         plan.catalogue_share = 1;
     }
     plan.validate()?;
+    if let Some(why) = runs_nothing(&plan, &whole) {
+        return Err(why);
+    }
     Ok(plan)
+}
+
+/// Why the plan judges no cell, if it judges none: no selected entry
+/// applies to a selected variant's lineage, or no selected property is
+/// judged on what is left.
+fn runs_nothing(plan: &Plan, whole: &Suite) -> Option<String> {
+    let names = |v: &[Variant]| {
+        v.iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let entries: Vec<&str> = plan.suite.entries.iter().map(|e| e.name.as_str()).collect();
+    let applying = plan.suite.entries.iter().any(|e| {
+        plan.variants.iter().any(|v| e.applies_to(v.family))
+            && e.backends.iter().any(|b| plan.runs_backend(b))
+    });
+    if !applying {
+        let theirs: Vec<&str> = whole
+            .entries
+            .iter()
+            .filter(|e| plan.variants.iter().any(|v| e.applies_to(v.family)))
+            .filter(|e| e.backends.iter().any(|b| plan.runs_backend(b)))
+            .map(|e| e.name.as_str())
+            .collect();
+        return Some(format!(
+            "nothing to run: no selected entry ({}) applies to {} under the selected backends; its entries: {}",
+            entries.join(", "),
+            names(&plan.variants),
+            if theirs.is_empty() { "none".to_string() } else { theirs.join(", ") }
+        ));
+    }
+    let judged_any = plan.suite.entries.iter().any(|e| {
+        e.backends.iter().filter(|b| plan.runs_backend(b)).any(|b| {
+            plan.variants.iter().any(|v| {
+                e.applies_to(v.family)
+                    && judged(v, &e.cfg, b)
+                        .iter()
+                        .any(|p| plan.properties.contains(p))
+            })
+        })
+    });
+    if judged_any {
+        return None;
+    }
+    let props: Vec<&str> = plan.properties.iter().map(|p| p.name()).collect();
+    Some(format!(
+        "nothing to run: {} is judged for none of {} on the selected entries and backends \
+         (docs/properties.md says where each property applies)",
+        props.join(", "),
+        names(&plan.variants)
+    ))
+}
+
+/// On a configuration of the user's own, no kill or finding is pinned:
+/// their cells are reported, not judged ("not checked on this
+/// configuration").
+pub fn unpin(plan: &Plan, cells: &mut [Cell]) {
+    if !custom(plan) {
+        return;
+    }
+    for c in cells {
+        if matches!(c.expect, Expect::Killed | Expect::Finding) {
+            c.expect = Expect::Any;
+            c.ok = true;
+        }
+    }
+}
+
+/// Whether the plan runs a configuration given by flags.
+pub fn custom(plan: &Plan) -> bool {
+    plan.suite.entries.len() == 1 && plan.suite.entries[0].name == CUSTOM
 }
 
 /// Run the plan's matrix with a progress line per run on stderr.
@@ -232,21 +318,31 @@ pub fn run_with_progress(plan: &Plan, in_process: bool) -> (Matrix, Duration) {
 pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     let plan = build_plan(args, registry)?;
     quiet_panics();
-    let (m, elapsed) = run_with_progress(&plan, args.in_process);
+    let (mut m, elapsed) = run_with_progress(&plan, args.in_process);
+    unpin(&plan, &mut m.cells);
     let format = if args.json { Format::Json } else { args.format };
     match format {
         Format::Json => print_json(&m.cells)?,
         Format::Text => {
-            print!("{}", suite_text(&plan));
+            print!("{}", seed_answer(&plan, &m.cells));
+            print!("{}", findings_lines(&plan, &m.cells, custom(&plan)));
+            if args.suite_table {
+                print!("\n{}", suite_text(&plan));
+            }
             if args.cells {
                 print!("{}", table(&plan, &m.cells, true));
             } else {
-                print!("{}", variant_lines(&plan, &m.cells));
+                print!("{}", variant_lines(&plan, &m.cells, custom(&plan)));
             }
             if args.runs {
                 print!("{}", runs_table(&m.runs));
             }
             print!("{}", summary(&plan, &m.cells, elapsed));
+            if custom(&plan) {
+                println!(
+                    "mutant kills and findings are pinned on the suite: not checked on this configuration"
+                );
+            }
         }
         Format::Markdown => print!("{}", markdown(&plan, &m.cells, elapsed)),
     }

@@ -4,6 +4,7 @@
 //! catalogue: a researcher's binary calls it with its candidates and gets
 //! the whole tool (matrix, explain, replay, bounds, fuzz) for them.
 
+pub mod answer;
 pub mod args;
 pub mod bench;
 pub mod bounds;
@@ -37,7 +38,12 @@ use crate::protocol::{catalogue, Variant};
 /// proposal, the rstat updated tree and a memcg's death) under loom,
 /// shuttle and real threads, and print the verdicts.
 #[derive(Parser, Debug)]
-#[command(name = "flushcheck", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "flushcheck",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = answer::COUNTS
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -123,22 +129,79 @@ pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
 }
 
 fn parse_cli() -> Result<Cli, ExitCode> {
-    Cli::try_parse().map_err(|e| {
+    let args: Vec<String> = std::env::args().collect();
+    Cli::try_parse_from(&args).map_err(|e| {
         use clap::error::ErrorKind;
         match e.kind() {
             ErrorKind::DisplayHelp
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
             _ => {
-                // clap adds usage and a "try --help" line; keep the one
-                // line that names the bad value.
-                let text = e.to_string();
-                let line = text.lines().next().unwrap_or("bad arguments");
-                eprintln!("flushcheck: {line}");
+                eprintln!("flushcheck: {}", one_line(&e, &args));
                 ExitCode::from(2)
             }
         }
     })
+}
+
+/// Whether `args` (without the program's name) parse as a `flushcheck`
+/// command line; the error as [`main`] prints it. Every command the tool
+/// prints must pass.
+pub fn parses(args: &[&str]) -> Result<(), String> {
+    let mut all = vec!["flushcheck".to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    use clap::error::ErrorKind;
+    match Cli::try_parse_from(&all) {
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => Ok(()),
+        Err(e) => Err(one_line(&e, &all)),
+    }
+}
+
+/// clap's error in one line that keeps what names the problem: the
+/// missing arguments, the similar flag, the allowed values, and for a
+/// negative number clap took for a flag, the flag it was given to.
+fn one_line(e: &clap::Error, args: &[String]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = e.to_string();
+    if e.kind() == ErrorKind::UnknownArgument {
+        if let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) {
+            let flag = args
+                .iter()
+                .position(|a| a == bad)
+                .and_then(|i| i.checked_sub(1))
+                .map(|i| &args[i])
+                .filter(|f| f.starts_with("--"));
+            if let (Some(flag), true) = (flag, bad.parse::<i64>().is_ok()) {
+                return format!(
+                    "error: invalid value '{bad}' for '{flag}': a negative number, where a count (0 or more) is expected"
+                );
+            }
+        }
+    }
+    // clap's lines before its usage: the message, what it names on the
+    // lines below, and its tips.
+    let mut out = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let line = line.strip_prefix("tip: ").unwrap_or(line);
+        let line = line.trim_start_matches('[').trim_end_matches(']');
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        out.push_str(line);
+    }
+    if out.is_empty() {
+        "error: bad arguments (flushcheck --help lists them)".into()
+    } else {
+        out
+    }
 }
 
 /// `flushcheck` with the catalogue's variants.

@@ -12,9 +12,12 @@ use crate::protocol::Variant;
 /// `flushcheck plot`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PlotArgs {
-    /// Directory the SVG files are written to (created if missing).
-    #[arg(long, default_value = "docs/figures")]
-    pub out: PathBuf,
+    /// Directory the SVG files are written to (created if missing)
+    /// [default: a fresh directory, ./flushcheck-figures or
+    /// ./flushcheck-figures-N; `--out docs/figures` replaces the committed
+    /// figures].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Updates per CPU of each point of the RMW figure.
     #[arg(long, default_value_t = RMW_UPDATES_PER_CPU)]
     pub rmw_updates: usize,
@@ -37,12 +40,27 @@ pub fn plot(a: &PlotArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     if a.rmw_updates == 0 {
         return Err("--rmw-updates 0: need at least 1 update per CPU".into());
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    let out = match &a.out {
+        Some(dir) => dir.clone(),
+        None => fresh_dir("flushcheck-figures"),
+    };
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     for (fig, table) in figures(registry, a.rmw_updates) {
-        let path = a.out.join(&fig.file);
+        let path = out.join(&fig.file);
         let svg = render_svg(&fig)?;
         std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
         println!("{}\n{}\n{table}", path.display(), fig.title);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `base`, or `base-2`, `base-3`, ...: the first that does not exist.
+fn fresh_dir(base: &str) -> PathBuf {
+    let mut dir = PathBuf::from(base);
+    let mut n = 2;
+    while dir.exists() {
+        dir = PathBuf::from(format!("{base}-{n}"));
+        n += 1;
+    }
+    dir
 }

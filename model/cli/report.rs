@@ -58,7 +58,8 @@ pub fn report(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> 
     };
     let plan = build_plan(&a.matrix, registry)?;
     quiet_panics();
-    let (m, elapsed) = run_with_progress(&plan, a.matrix.in_process);
+    let (mut m, elapsed) = run_with_progress(&plan, a.matrix.in_process);
+    super::matrix::unpin(&plan, &mut m.cells);
     let mut md = String::new();
     let _ = writeln!(md, "# flushcheck report\n");
     let _ = writeln!(

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::check::run::{judged, RunResult, Verdict};
 use crate::drive::{Cell, Expect, Plan};
 use crate::observe::property::Property;
+use crate::protocol::findings::Shown;
 use crate::protocol::{Kind, Variant};
 use crate::vocab::{BackendName, Family};
 
@@ -15,15 +16,18 @@ use super::args::truncate;
 /// One line per variant: its kind, whether it held every property it must
 /// (or which it did not, where, and the command that explains it), which
 /// designated killers killed a mutant, which findings and refuted claims a
-/// kernel version shows.
-pub fn variant_lines(plan: &Plan, cells: &[Cell]) -> String {
+/// kernel version shows. `custom`: the run's configuration is the user's,
+/// where no kill or finding is pinned.
+pub fn variant_lines(plan: &Plan, cells: &[Cell], custom: bool) -> String {
     let w = plan
         .variants
         .iter()
         .map(|v| v.name.len())
         .max()
         .unwrap_or(8);
-    let mut out = String::from("\nverdicts, one line per variant (--cells: every cell):\n");
+    let mut out = String::from(
+        "\nVerdicts, one line per variant (--cells: every cell; --suite-table: the entries):\n",
+    );
     for v in &plan.variants {
         let mine: Vec<&Cell> = cells.iter().filter(|c| c.variant == v.name).collect();
         if mine.is_empty() {
@@ -41,20 +45,21 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell]) -> String {
                 .map(|(p, bs)| format!("{p} ({})", bs.join(", ")))
                 .collect()
         };
+        let violated = list(&|c| c.verdict == Verdict::Violated);
+        let violated = if violated.is_empty() {
+            "nothing".to_string()
+        } else {
+            violated.join("; ")
+        };
         let bad: Vec<&Cell> = mine.iter().copied().filter(|c| !c.ok).collect();
         let text = match v.kind {
+            Kind::Mutant if custom => format!(
+                "its kills are pinned on the suite: not checked on this configuration; violated here: {violated}"
+            ),
             Kind::Mutant => {
                 let killed = list(&|c| c.expect == Expect::Killed && c.ok);
                 if killed.is_empty() && bad.is_empty() {
-                    let violated = list(&|c| c.verdict == Verdict::Violated);
-                    format!(
-                        "no designated killer searched here; violated: {}",
-                        if violated.is_empty() {
-                            "nothing".to_string()
-                        } else {
-                            violated.join("; ")
-                        }
-                    )
+                    format!("no designated killer searched here; violated: {violated}")
                 } else if bad.is_empty() {
                     format!("killed by {}", killed.join("; "))
                 } else {
@@ -64,52 +69,139 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell]) -> String {
                     )
                 }
             }
-            _ => {
-                let mut t = if bad.is_empty() {
-                    "holds every property it must".to_string()
-                } else {
-                    let c = bad[0];
-                    let entry = c
-                        .configs
-                        .iter()
-                        .find(|x| x.verdict != Verdict::Holds)
-                        .map_or("", |x| x.entry.as_str());
-                    // explain searches with loom or shuttle's samplers.
-                    let by = match c.backend {
-                        BackendName::Loom | BackendName::ShuttleRandom => c.backend,
-                        _ => BackendName::ShuttlePct,
-                    };
-                    format!(
-                        "NOT AS EXPECTED: {}; explain: flushcheck explain --variant {} --property {} --backend {by} --entry {entry}",
-                        list(&|c| !c.ok).join("; "),
-                        v.name,
-                        c.property,
-                    )
-                };
-                let findings = list(&|c| c.expect == Expect::Finding && c.ok);
-                if !findings.is_empty() {
-                    t += &format!("; findings: {}", findings.join("; "));
-                }
-                let mut refuted: Vec<String> = mine
-                    .iter()
-                    .filter(|c| {
-                        c.property.refutable_claim()
-                            && c.expect != Expect::Finding
-                            && c.verdict == Verdict::Violated
-                    })
-                    .map(|c| c.property.name().to_string())
-                    .collect();
-                refuted.dedup();
-                if !refuted.is_empty() {
-                    t += &format!("; refutes {}", refuted.join(", "));
-                }
-                t
-            }
+            _ => must_hold_line(plan, v, &mine, &bad, &list, custom),
         };
         let _ = writeln!(out, "  {:<9} {:<w$}  {text}", v.kind.name(), v.name);
     }
     out
 }
+
+/// A variant's cells picked by a predicate, as `property (backends)`.
+type Lister<'a> = dyn Fn(&dyn Fn(&Cell) -> bool) -> Vec<String> + 'a;
+
+/// The line of a variant that must hold: what failed (with the command
+/// that explains it), else that it holds; the findings it shows; the
+/// refutable claims it violates.
+fn must_hold_line(
+    plan: &Plan,
+    v: &Variant,
+    mine: &[&Cell],
+    bad: &[&Cell],
+    list: &Lister,
+    custom: bool,
+) -> String {
+    let pinned = |c: &Cell| v.findings.iter().any(|d| d.property == c.property);
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(c) = bad.first() {
+        parts.push(format!(
+            "NOT AS EXPECTED: {}; {}",
+            list(&|c| !c.ok).join("; "),
+            hint(plan, v, c)
+        ));
+    }
+    let shown = list(&|c| {
+        c.verdict == Verdict::Violated && (c.expect == Expect::Finding || (custom && pinned(c)))
+    });
+    if !shown.is_empty() {
+        let ids = finding_ids(v, mine);
+        parts.push(format!(
+            "SHOWS FINDING{} {}: {}",
+            if ids.len() == 1 { "" } else { "S" },
+            ids.join(", "),
+            shown.join("; ")
+        ));
+    }
+    if custom && shown.is_empty() && mine.iter().any(|c| pinned(c)) {
+        parts.push("findings: not checked on this configuration (pinned on the suite)".into());
+    }
+    if bad.is_empty() {
+        parts.push(if shown.is_empty() {
+            "every property it must hold holds".into()
+        } else {
+            "every other property it must hold holds".into()
+        });
+    }
+    let mut refuted: Vec<String> = mine
+        .iter()
+        .filter(|c| {
+            c.property.refutable_claim()
+                && !pinned(c)
+                && c.expect != Expect::Finding
+                && c.verdict == Verdict::Violated
+        })
+        .map(|c| match finding_of(&v.name, c.property) {
+            Some(id) => format!("{} (finding {id})", c.property.name()),
+            None => c.property.name().to_string(),
+        })
+        .collect();
+    refuted.dedup();
+    if !refuted.is_empty() {
+        parts.push(format!("refutes the claims {}", refuted.join(", ")));
+    }
+    parts.join("; ")
+}
+
+/// The identifiers of the findings `v`'s violated cells show (the
+/// property's name where no finding's witness names `v`).
+fn finding_ids(v: &Variant, mine: &[&Cell]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for c in mine.iter().filter(|c| c.verdict == Verdict::Violated) {
+        if !v.findings.iter().any(|d| d.property == c.property) {
+            continue;
+        }
+        let id = finding_of(&v.name, c.property).unwrap_or_else(|| c.property.name().to_string());
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// The finding whose witness (or further form) is `variant` violating
+/// `property`.
+fn finding_of(variant: &str, property: Property) -> Option<String> {
+    crate::protocol::findings::all()
+        .iter()
+        .find(|f| {
+            std::iter::once(&f.witness).chain(f.also.iter()).any(|w| {
+                w.variant == variant
+                    && matches!(w.shown, Shown::Property { property: p, .. } if p == property)
+            })
+        })
+        .map(|f| f.id.to_string())
+}
+
+/// The command that explains a cell not as expected: `explain` on the
+/// entry where it failed (or, for a finding not shown, the entry the
+/// finding names, else the first), with a configuration of the user's own
+/// given as its flags.
+pub fn hint(plan: &Plan, v: &Variant, c: &Cell) -> String {
+    let entry = c
+        .configs
+        .iter()
+        .find(|x| match c.expect {
+            Expect::Holds | Expect::Any => x.verdict != Verdict::Holds,
+            _ => x.verdict != Verdict::Violated,
+        })
+        .or_else(|| c.configs.first())
+        .map_or("", |x| x.entry.as_str());
+    // explain searches with loom or shuttle's samplers.
+    let by = match c.backend {
+        BackendName::Loom | BackendName::ShuttleRandom => c.backend,
+        _ => BackendName::ShuttlePct,
+    };
+    let cfg = match plan.suite.entry(entry) {
+        Some(e) if e.name == CUSTOM => super::args::flags(&e.cfg),
+        _ => format!("--entry {entry}"),
+    };
+    format!(
+        "explain: flushcheck explain --variant {} --property {} --backend {by} {cfg}",
+        v.name, c.property
+    )
+}
+
+/// The name of the entry a configuration given by flags runs as.
+pub const CUSTOM: &str = "custom";
 
 /// The suite, one line per entry.
 pub fn suite_text(plan: &Plan) -> String {
@@ -386,6 +478,15 @@ fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String
             out,
             ", race not seen {unseen}, later epoch not reached {epoch}"
         );
+        if unseen + epoch > 0 {
+            out.push('\n');
+            let _ = write!(
+                out,
+                "  (weak holds, nothing failed: race not seen = held though the property's race never happened; \
+             later epoch not reached = held though no CPU crossed the batch again after a skip and a reset; \
+             `flushcheck --help` explains every count)"
+        );
+        }
     }
     out.push('\n');
     for s in must_hold_bad {

@@ -121,7 +121,24 @@ impl Plan {
                         e.cfg.ticks
                     ));
                 }
-                e.cfg.validate(b.max_threads(), b.name())?;
+                e.cfg.validate(b.max_threads(), b.name()).map_err(|why| {
+                    // Say which of the entry's backends would run it.
+                    let fit: Vec<&str> = e
+                        .backends
+                        .iter()
+                        .filter(|o| e.cfg.validate(o.max_threads(), o.name()).is_ok())
+                        .map(|o| o.name())
+                        .collect();
+                    if fit.is_empty() || fit.len() == e.backends.len() {
+                        why
+                    } else {
+                        format!(
+                            "{why}; {} would run it: add --backend {}",
+                            fit.join(", "),
+                            fit.join(",")
+                        )
+                    }
+                })?;
                 let shuttle = matches!(
                     b,
                     Backend::ShuttleRandom { .. } | Backend::ShuttlePct { .. }

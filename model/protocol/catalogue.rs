@@ -13,6 +13,10 @@ use crate::protocol::{global, lifetime, per_memcg};
 /// measure by default: v6.0, the skip that started the project.
 pub const MEASURED: &str = "v6.0";
 
+/// The variant whose question the default run answers first: does v6.0's
+/// skip lose a flush a reader needed (`no_lost_flush`)?
+pub const SEED: &str = MEASURED;
+
 /// The mutants `flushcheck bounds` measures beside the kernel versions when
 /// no variant is named: the off-by-one skip, which leaves more stale than
 /// v5.19 can.

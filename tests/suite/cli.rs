@@ -25,6 +25,10 @@ fn zero_cpus_is_rejected() {
 fn more_threads_than_loom_supports_is_rejected() {
     let e = error_of(&["--cpus", "4"]);
     assert!(e.contains("= 6 threads: loom allows at most 5"), "{e}");
+    assert!(
+        e.contains("shuttle-random, shuttle-pct, shuttle-dfs, std would run it"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -103,4 +107,186 @@ fn a_variant_named_like_one_in_the_catalogue_is_refused() {
         e.contains("variant \"v6.0\" is already in the catalogue"),
         "{e}"
     );
+}
+
+/// clap's errors in one line keep what names the problem.
+#[test]
+fn parse_errors_name_what_is_wrong() {
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["explain", "--variant", "v6.0"],
+            "not provided: --property",
+        ),
+        (&["merge"], "not provided: <FILES>"),
+        (&["compare", "a.json"], "not provided: <AFTER>"),
+        (&["--cpu", "2"], "a similar argument exists: '--cpus'"),
+        (
+            &["--format", "yaml"],
+            "possible values: text, markdown, json",
+        ),
+        (&["--cpus", "-1"], "invalid value '-1' for '--cpus'"),
+        (
+            &["--periodic", "--no-periodic"],
+            "'--periodic' cannot be used with '--no-periodic'",
+        ),
+        (
+            &["--json", "--format", "markdown"],
+            "'--json' cannot be used with '--format",
+        ),
+    ];
+    for (args, want) in cases {
+        let e = error_of(args);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+}
+
+/// A selection that would judge no cell is refused, saying why.
+#[test]
+fn a_selection_that_runs_nothing_is_an_error() {
+    let e = error_of(&["--variant", "v6.0", "--entry", "memcg-chain"]);
+    assert!(
+        e.contains("no selected entry (memcg-chain) applies to v6.0") && e.contains("pair, epochs"),
+        "{e}"
+    );
+    let e = error_of(&["--variant", "v6.0", "--property", "ancestors_flushable"]);
+    assert!(
+        e.contains("ancestors_flushable is judged for none of v6.0"),
+        "{e}"
+    );
+}
+
+/// Every `flushcheck` command in `text` (in backquotes, or after
+/// `explain: `) parses; how many there were.
+pub fn every_command_parses(text: &str) -> usize {
+    let mut found = 0;
+    for line in text.lines() {
+        let mut rest = line;
+        while let Some(i) = rest.find("flushcheck ") {
+            let before = &rest[..i];
+            let tail = &rest[i + "flushcheck ".len()..];
+            let end = if before.ends_with('`') {
+                tail.find('`')
+            } else if before.ends_with("explain: ") {
+                tail.find(';')
+            } else {
+                rest = tail;
+                continue;
+            };
+            let cmd = &tail[..end.unwrap_or(tail.len())];
+            let args: Vec<&str> = cmd.split_whitespace().collect();
+            memcg_flush_model::cli::parses(&args).unwrap_or_else(|e| {
+                panic!("printed command `flushcheck {cmd}` does not parse: {e}")
+            });
+            found += 1;
+            rest = tail;
+        }
+    }
+    found
+}
+
+/// The hints of a run with cells not as expected parse: on a suite entry
+/// and on a configuration of the user's own (given as its flags).
+#[test]
+fn printed_hints_parse() {
+    for args in [
+        &[
+            "--val",
+            "-2,3",
+            "--variant",
+            "v6.0",
+            "--backend",
+            "shuttle-pct",
+            "--shuttle-iterations",
+            "100",
+        ][..],
+        &[
+            "--periodic",
+            "--variant",
+            "v6.0",
+            "--backend",
+            "shuttle-pct",
+            "--shuttle-iterations",
+            "100",
+        ][..],
+        &[
+            "--entry",
+            "batch2-dfs",
+            "--variant",
+            "v6.0",
+            "--backend",
+            "shuttle-dfs",
+            "--dfs-cap",
+            "50",
+        ][..],
+    ] {
+        let out = common::flushcheck(args);
+        let n = every_command_parses(&out.stdout);
+        assert!(
+            n > 0 || out.code == 0,
+            "no hint for a failing run:\n{}",
+            out.stdout
+        );
+    }
+    let custom = common::flushcheck(&[
+        "--val",
+        "-2,3",
+        "--variant",
+        "v6.0",
+        "--backend",
+        "shuttle-pct",
+        "--shuttle-iterations",
+        "100",
+    ]);
+    assert!(custom.stdout.contains("explain: flushcheck explain --variant v6.0 --property monotonic_reads --backend shuttle-pct --cpus 2"), "{}", custom.stdout);
+}
+
+/// `flushcheck --cpus 9 --backend shuttle-pct`: the kernel versions'
+/// verdicts, exit 0 (no kill or finding is pinned on it).
+#[test]
+fn a_large_custom_configuration_answers_for_itself() {
+    let out = common::flushcheck(&[
+        "--cpus",
+        "9",
+        "--backend",
+        "shuttle-pct",
+        "--shuttle-iterations",
+        "200",
+    ]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("no_lost_flush on v6.0: HOLDS"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("findings: not checked on this configuration"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("  mutant "), "{}", out.stdout);
+}
+
+/// `plot` without `--out` writes a fresh directory, never docs/figures.
+#[test]
+fn plot_writes_a_fresh_directory_by_default() {
+    let dir = std::env::temp_dir().join(format!("flushcheck-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::create_dir_all(dir.join("flushcheck-figures")).expect("taken");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .args(["plot", "--rmw-updates", "16"])
+        .current_dir(&dir)
+        .output()
+        .expect("plot");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("flushcheck-figures-2").is_dir());
+    assert!(std::fs::read_dir(dir.join("flushcheck-figures"))
+        .expect("ls")
+        .next()
+        .is_none());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -27,7 +27,7 @@ fn committed_figures_and_tables_are_regenerated_exactly() {
     let reg = reg();
     let dir = std::env::temp_dir().join(format!("flushcheck-figures-{}", std::process::id()));
     let args = memcg_flush_model::cli::plot::PlotArgs {
-        out: dir.clone(),
+        out: Some(dir.clone()),
         rmw_updates: RMW_UPDATES_PER_CPU,
     };
     memcg_flush_model::cli::plot::plot(&args, reg).expect("plot");

@@ -131,6 +131,26 @@ fn the_default_run_passes_on_one_screen() {
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(lines.len() <= 150, "{} lines", lines.len());
+    // The first screen answers the seed's question and lists the findings.
+    let first = lines[..15.min(lines.len())].join("\n");
+    assert!(first.contains("lose a flush a reader needed?"), "{first}");
+    assert!(
+        first.contains("no_lost_flush on v6.0: HOLDS")
+            && first.contains("exhaustive (DFS, every SC interleaving) on pair"),
+        "{first}"
+    );
+    for f in memcg_flush_model::protocol::findings::all() {
+        assert!(
+            first.contains(&format!("  {} ", f.id)) && first.contains(f.class.name()),
+            "{} not on the first screen:\n{first}",
+            f.id
+        );
+    }
+    assert!(
+        crate::cli::every_command_parses(&r.stdout) >= 3,
+        "{}",
+        r.stdout
+    );
     let registry = memcg_flush_model::cli::registry(Vec::new()).expect("catalogue");
     // Fix candidates are not in the default run (`--variant` and
     // `flushcheck findings --check` run them).
