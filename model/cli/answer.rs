@@ -132,4 +132,5 @@ The summary's counts, per (variant, property, backend) cell:
   race not seen: cells that held although the property's race never happened in their searches
     (a weak holds: --cells lists them with the race; nothing failed)
   later epoch not reached: cells that held although no CPU accounted a batch again after a skip and
-    a reset (the later epoch some bugs need; std varies between runs)";
+    a reset (the later epoch some bugs need; std varies between runs)
+  configurations per property: the suite entries on which each property was judged";

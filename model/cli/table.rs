@@ -171,11 +171,17 @@ fn finding_of(variant: &str, property: Property) -> Option<String> {
         .map(|f| f.id.to_string())
 }
 
-/// The command that explains a cell not as expected: `explain` on the
+/// The command that explains a cell not as expected: a finding not shown,
+/// its witness's replay; otherwise `explain` on the
 /// entry where it failed (or, for a finding not shown, the entry the
 /// finding names, else the first), with a configuration of the user's own
 /// given as its flags.
 pub fn hint(plan: &Plan, v: &Variant, c: &Cell) -> String {
+    if c.expect == Expect::Finding {
+        if let Some(id) = finding_of(&v.name, c.property) {
+            return format!("its witness: flushcheck findings --replay {id}");
+        }
+    }
     let entry = c
         .configs
         .iter()

@@ -166,7 +166,7 @@ pub fn every_command_parses(text: &str) -> usize {
             let tail = &rest[i + "flushcheck ".len()..];
             let end = if before.ends_with('`') {
                 tail.find('`')
-            } else if before.ends_with("explain: ") {
+            } else if before.ends_with("explain: ") || before.ends_with("its witness: ") {
                 tail.find(';')
             } else {
                 rest = tail;
