@@ -92,8 +92,9 @@ pub fn findings_lines(plan: &Plan, cells: &[Cell], custom: bool) -> String {
         return String::new();
     }
     let mut out = format!(
-        "Findings ({}; `flushcheck findings` replays each witness, `flushcheck report --finding ID` writes its report):\n",
-        list.len()
+        "Findings ({}; `flushcheck findings` replays each witness, `flushcheck report --finding {}` writes one's report):\n",
+        list.len(),
+        list[0].id
     );
     for f in &list {
         let _ = writeln!(out, "  {}  {}", headline(f), shown_here(f, cells));
