@@ -92,8 +92,9 @@ pub fn findings_lines(plan: &Plan, cells: &[Cell], custom: bool) -> String {
         return String::new();
     }
     let mut out = format!(
-        "Findings ({}; `flushcheck findings` replays each witness, `flushcheck report --finding ID` writes its report):\n",
-        list.len()
+        "Findings ({}; `flushcheck findings` replays each witness, `flushcheck report --finding {}` writes one's report):\n",
+        list.len(),
+        list[0].id
     );
     for f in &list {
         let _ = writeln!(out, "  {}  {}", headline(f), shown_here(f, cells));
@@ -132,4 +133,5 @@ The summary's counts, per (variant, property, backend) cell:
   race not seen: cells that held although the property's race never happened in their searches
     (a weak holds: --cells lists them with the race; nothing failed)
   later epoch not reached: cells that held although no CPU accounted a batch again after a skip and
-    a reset (the later epoch some bugs need; std varies between runs)";
+    a reset (the later epoch some bugs need; std varies between runs)
+  configurations per property: the suite entries on which each property was judged";

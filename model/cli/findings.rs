@@ -122,9 +122,10 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
             }
         }
     }
+    let id = list.first().map_or("ID", |f| f.id);
     println!(
-        "{} findings{}\n`flushcheck findings --replay ID`: a witness's trace\n\
-         `flushcheck report --finding ID`: a finding's report",
+        "{} findings{}\n`flushcheck findings --replay {id}`: a witness's trace\n\
+         `flushcheck report --finding {id}`: a finding's report",
         list.len(),
         if a.check {
             ", fix candidates checked on each finding's witness, larger configuration and configurations at scale"

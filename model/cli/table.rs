@@ -99,17 +99,26 @@ fn must_hold_line(
             hint(plan, v, c)
         ));
     }
-    let shown = list(&|c| {
+    let showing = |c: &Cell| {
         c.verdict == Verdict::Violated && (c.expect == Expect::Finding || (custom && pinned(c)))
-    });
+    };
+    let shown = list(&showing);
     if !shown.is_empty() {
-        let ids = finding_ids(v, mine);
-        parts.push(format!(
-            "SHOWS FINDING{} {}: {}",
-            if ids.len() == 1 { "" } else { "S" },
-            ids.join(", "),
-            shown.join("; ")
-        ));
+        let props: Vec<Property> = mine
+            .iter()
+            .filter(|c| showing(c))
+            .map(|c| c.property)
+            .collect();
+        let ids = finding_ids(&v.name, &props);
+        parts.push(match ids.len() {
+            0 => format!("SHOWS PINNED FINDINGS: {}", shown.join("; ")),
+            n => format!(
+                "SHOWS FINDING{} {}: {}",
+                if n == 1 { "" } else { "S" },
+                ids.join(", "),
+                shown.join("; ")
+            ),
+        });
     }
     if custom && shown.is_empty() && mine.iter().any(|c| pinned(c)) {
         parts.push("findings: not checked on this configuration (pinned on the suite)".into());
@@ -141,20 +150,34 @@ fn must_hold_line(
     parts.join("; ")
 }
 
-/// The identifiers of the findings `v`'s violated cells show (the
-/// property's name where no finding's witness names `v`).
-fn finding_ids(v: &Variant, mine: &[&Cell]) -> Vec<String> {
+/// The identifiers of the findings `variant`'s violations of `props`
+/// show: the finding whose witness is that violation, else the one
+/// finding any of whose witnesses violates the property.
+fn finding_ids(variant: &str, props: &[Property]) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
-    for c in mine.iter().filter(|c| c.verdict == Verdict::Violated) {
-        if !v.findings.iter().any(|d| d.property == c.property) {
+    for p in props {
+        let Some(id) = finding_of(variant, *p).or_else(|| only_finding_of(*p)) else {
             continue;
-        }
-        let id = finding_of(&v.name, c.property).unwrap_or_else(|| c.property.name().to_string());
+        };
         if !ids.contains(&id) {
             ids.push(id);
         }
     }
     ids
+}
+
+/// The finding, if exactly one, some witness of which violates `property`.
+fn only_finding_of(property: Property) -> Option<String> {
+    let all = crate::protocol::findings::all();
+    let mut hits = all.iter().filter(|f| {
+        std::iter::once(&f.witness)
+            .chain(f.also.iter())
+            .any(|w| matches!(w.shown, Shown::Property { property: p, .. } if p == property))
+    });
+    match (hits.next(), hits.next()) {
+        (Some(f), None) => Some(f.id.to_string()),
+        _ => None,
+    }
 }
 
 /// The finding whose witness (or further form) is `variant` violating
@@ -171,11 +194,17 @@ fn finding_of(variant: &str, property: Property) -> Option<String> {
         .map(|f| f.id.to_string())
 }
 
-/// The command that explains a cell not as expected: `explain` on the
+/// The command that explains a cell not as expected: a finding not shown,
+/// its witness's replay; otherwise `explain` on the
 /// entry where it failed (or, for a finding not shown, the entry the
 /// finding names, else the first), with a configuration of the user's own
 /// given as its flags.
 pub fn hint(plan: &Plan, v: &Variant, c: &Cell) -> String {
+    if c.expect == Expect::Finding {
+        if let Some(id) = finding_of(&v.name, c.property) {
+            return format!("its witness: flushcheck findings --replay {id}");
+        }
+    }
     let entry = c
         .configs
         .iter()

@@ -166,7 +166,7 @@ pub fn every_command_parses(text: &str) -> usize {
             let tail = &rest[i + "flushcheck ".len()..];
             let end = if before.ends_with('`') {
                 tail.find('`')
-            } else if before.ends_with("explain: ") {
+            } else if before.ends_with("explain: ") || before.ends_with("its witness: ") {
                 tail.find(';')
             } else {
                 rest = tail;
@@ -227,6 +227,21 @@ fn printed_hints_parse() {
             out.stdout
         );
     }
+    let listing = common::flushcheck(&["findings", "--id", "c1-bound"]);
+    assert_eq!(listing.code, 0, "{}", listing.stderr);
+    assert_eq!(
+        every_command_parses(&listing.stdout),
+        2,
+        "{}",
+        listing.stdout
+    );
+    assert!(
+        listing
+            .stdout
+            .contains("`flushcheck report --finding c1-bound`"),
+        "{}",
+        listing.stdout
+    );
     let custom = common::flushcheck(&[
         "--val",
         "-2,3",
