@@ -244,13 +244,12 @@ pub fn candidate_met(expected: Expected, checks: &[Check]) -> bool {
 /// A finding's first line in the listing: identifier, class, first and
 /// last affected release.
 pub fn headline(f: &Finding) -> String {
-    format!(
-        "{:<20} {:<19} {} to {}",
-        f.id,
-        f.class.name(),
-        f.first,
-        f.last
-    )
+    let releases = if f.first == "none" {
+        "no release (a proposal)".to_string()
+    } else {
+        format!("{} to {}", f.first, f.last)
+    };
+    format!("{:<20} {:<19} {releases}", f.id, f.class.name())
 }
 
 /// One finding in the listing, within 80 columns: identifier, class,
