@@ -476,3 +476,44 @@ pub fn quiet_panics() {
     .run(|| {});
     panic::set_hook(Box::new(|_| {}));
 }
+
+static QUIET_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// While alive, panics on unnamed threads (the exploration's and the
+/// model's threads) print nothing; every other panic (a test's own
+/// assertion on its named harness thread) keeps the hook it had. For a
+/// library caller ([`crate::drive::testing`]), where [`quiet_panics`]
+/// would also hide the test harness's messages.
+pub struct QuietRun(());
+
+impl QuietRun {
+    /// Start a quiet region (the hook is installed once per process).
+    pub fn start() -> QuietRun {
+        use std::sync::atomic::Ordering;
+        static HOOK: std::sync::Once = std::sync::Once::new();
+        HOOK.call_once(|| {
+            let mut config = shuttle::Config::new();
+            config.silence_warnings = true;
+            shuttle::Runner::new(
+                shuttle::scheduler::RandomScheduler::new_from_seed(0, 1),
+                config,
+            )
+            .run(|| {});
+            let previous = panic::take_hook();
+            panic::set_hook(Box::new(move |info| {
+                let model_thread = std::thread::current().name().is_none();
+                if !(model_thread && QUIET_RUNS.load(Ordering::SeqCst) > 0) {
+                    previous(info);
+                }
+            }));
+        });
+        QUIET_RUNS.fetch_add(1, Ordering::SeqCst);
+        QuietRun(())
+    }
+}
+
+impl Drop for QuietRun {
+    fn drop(&mut self) {
+        QUIET_RUNS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
