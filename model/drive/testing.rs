@@ -198,11 +198,20 @@ impl Verdicts {
         &self.runs
     }
 
+    /// Whether `p` is asserted on: a property given to
+    /// [`Check::properties`], or with none given, every property but the
+    /// claims the model refutes for the kernel itself
+    /// ([`Property::refutable_claim`]), as the default run expects of a
+    /// candidate.
     fn selected(&self, p: Property) -> bool {
-        self.properties.is_empty() || self.properties.contains(&p)
+        if self.properties.is_empty() {
+            !p.refutable_claim()
+        } else {
+            self.properties.contains(&p)
+        }
     }
 
-    /// Every violated verdict of a selected property, with its run.
+    /// Every violated verdict of an asserted property, with its run.
     pub fn violations(&self) -> Vec<(&RunResult, &PropertyVerdict)> {
         self.runs
             .iter()
@@ -211,9 +220,12 @@ impl Verdicts {
             .collect()
     }
 
-    /// Whether some search violated `p`.
+    /// Whether some search violated `p` (asserted or not).
     pub fn violated(&self, p: Property) -> bool {
-        self.violations().iter().any(|(_, v)| v.property == p)
+        self.runs
+            .iter()
+            .flat_map(|r| &r.verdicts)
+            .any(|v| v.property == p && v.verdict == Verdict::Violated)
     }
 
     /// The CPU-column trace of `p`'s violation in `r`, found again by the
@@ -234,8 +246,9 @@ impl Verdicts {
         }
     }
 
-    /// Panic unless no selected property is violated anywhere and at least
-    /// one is judged; the message has the first violation's trace.
+    /// Panic unless no asserted property ([`Verdicts::violations`]) is
+    /// violated anywhere and at least one is judged; the message has the
+    /// first violation's trace.
     pub fn assert_holds(&self) {
         let _quiet = QuietRun::start();
         if let Some((r, v)) = self.violations().first() {

@@ -479,11 +479,16 @@ pub fn quiet_panics() {
 
 static QUIET_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// While alive, panics on unnamed threads (the exploration's and the
-/// model's threads) print nothing; every other panic (a test's own
-/// assertion on its named harness thread) keeps the hook it had. For a
-/// library caller ([`crate::drive::testing`]), where [`quiet_panics`]
-/// would also hide the test harness's messages.
+thread_local! {
+    static CALLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While alive, panics on threads other than the callers' (the
+/// exploration's and the model's threads) print nothing; a panic on a
+/// thread that started a quiet run (a test's own assertion) keeps the hook
+/// it had. For a library caller ([`crate::drive::testing`]), where
+/// [`quiet_panics`] would also hide the test harness's messages. shuttle
+/// still writes a few lines of its own on stderr per failing search.
 pub struct QuietRun(());
 
 impl QuietRun {
@@ -492,6 +497,10 @@ impl QuietRun {
         use std::sync::atomic::Ordering;
         static HOOK: std::sync::Once = std::sync::Once::new();
         HOOK.call_once(|| {
+            // shuttle's hook (installed by its first run, here) wraps every
+            // panic, the caller's own too, in its failure report; the hook
+            // before it is the one a caller's panic keeps.
+            let previous = panic::take_hook();
             let mut config = shuttle::Config::new();
             config.silence_warnings = true;
             shuttle::Runner::new(
@@ -499,14 +508,15 @@ impl QuietRun {
                 config,
             )
             .run(|| {});
-            let previous = panic::take_hook();
+            drop(panic::take_hook());
             panic::set_hook(Box::new(move |info| {
-                let model_thread = std::thread::current().name().is_none();
-                if !(model_thread && QUIET_RUNS.load(Ordering::SeqCst) > 0) {
+                let caller = CALLER.with(|c| c.get());
+                if caller || QUIET_RUNS.load(Ordering::SeqCst) == 0 {
                     previous(info);
                 }
             }));
         });
+        CALLER.with(|c| c.set(true));
         QUIET_RUNS.fetch_add(1, Ordering::SeqCst);
         QuietRun(())
     }
