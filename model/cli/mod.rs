@@ -26,6 +26,7 @@ pub mod reply;
 pub mod report;
 pub mod run;
 pub mod table;
+pub mod variants;
 
 use std::process::ExitCode;
 
@@ -97,6 +98,8 @@ enum Command {
     /// Compare two `--json` matrices by verdict class (holds, holds*,
     /// violated, inconclusive, not run); exit 1 if any cell differs.
     Compare(compare::CompareArgs),
+    /// Every registered variant with its lineage, kind and twin (`--json`).
+    Variants(variants::VariantsArgs),
     /// Internal: run one exploration given as JSON and print the result as
     /// JSON.
     #[command(name = "__run", hide = true)]
@@ -123,22 +126,30 @@ pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
 }
 
 fn parse_cli() -> Result<Cli, ExitCode> {
-    Cli::try_parse().map_err(|e| {
-        use clap::error::ErrorKind;
-        match e.kind() {
-            ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
-            _ => {
-                // clap adds usage and a "try --help" line; keep the one
-                // line that names the bad value.
-                let text = e.to_string();
-                let line = text.lines().next().unwrap_or("bad arguments");
-                eprintln!("flushcheck: {line}");
-                ExitCode::from(2)
+    use clap::{CommandFactory, FromArgMatches};
+    // An extension binary's --version and usage name it, not flushcheck.
+    let name = crate::report::program::program();
+    Cli::command()
+        .name(name)
+        .bin_name(name)
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+        .map_err(|e| {
+            use clap::error::ErrorKind;
+            match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                _ => {
+                    // clap adds usage and a "try --help" line; keep the one
+                    // line that names the bad value.
+                    let text = e.to_string();
+                    let line = text.lines().next().unwrap_or("bad arguments");
+                    eprintln!("{name}: {line}");
+                    ExitCode::from(2)
+                }
             }
-        }
-    })
+        })
 }
 
 /// `flushcheck` with the catalogue's variants.
@@ -165,6 +176,9 @@ pub fn main_with_properties(
     if let Err(e) = crate::observe::properties::register(properties) {
         eprintln!("flushcheck: error: {e}");
         return ExitCode::from(2);
+    }
+    if let Some(name) = crate::report::program::from_argv0() {
+        crate::report::program::set_program(&name);
     }
     let cli = match parse_cli() {
         Ok(c) => c,
@@ -195,6 +209,7 @@ pub fn main_with_properties(
         Some(Command::Lifetime(a)) => lifetime::lifetime(a, &registry),
         Some(Command::Litmus(a)) => litmus::litmus(a),
         Some(Command::Kernels(a)) => kernels::kernels(a),
+        Some(Command::Variants(a)) => variants::variants(a, &registry),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

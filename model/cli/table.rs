@@ -80,8 +80,9 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell]) -> String {
                         _ => BackendName::ShuttlePct,
                     };
                     format!(
-                        "NOT AS EXPECTED: {}; explain: flushcheck explain --variant {} --property {} --backend {by} --entry {entry}",
+                        "NOT AS EXPECTED: {}; explain: {} explain --variant {} --property {} --backend {by} --entry {entry}",
                         list(&|c| !c.ok).join("; "),
+                        crate::report::program::program(),
                         v.name,
                         c.property,
                     )

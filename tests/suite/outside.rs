@@ -53,3 +53,28 @@ fn an_outside_crate_checks_its_variants_from_test_functions() {
     assert!(out.contains("violated: no_lost_flush"), "{out}");
     assert!(!out.contains("NotSet"), "shuttle's panics leaked: {out}");
 }
+
+/// `flushcheck variants --json` lists every registered variant with its
+/// lineage, kind and twin, and every twin it names is itself listed.
+#[test]
+fn variants_lists_the_registry_with_lineage_kind_and_twin() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .args(["variants", "--json"])
+        .output()
+        .expect("flushcheck");
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    let registry = memcg_flush_model::cli::registry(Vec::new()).unwrap();
+    assert_eq!(names.len(), registry.len());
+    for r in &rows {
+        assert!(["global", "per-memcg", "lifetime"].contains(&r["lineage"].as_str().unwrap()));
+        if let Some(t) = r["twin"].as_str() {
+            assert!(names.contains(&t), "{}'s twin {t} is not listed", r["name"]);
+        }
+    }
+    let tree_mb = rows
+        .iter()
+        .find(|r| r["updated_tree"] == true && r["twin"] == "v6.8-tree-mb-no-skip");
+    assert!(tree_mb.is_some(), "an updated-tree form with its twin");
+}
