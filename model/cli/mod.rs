@@ -27,6 +27,7 @@ pub mod reply;
 pub mod report;
 pub mod run;
 pub mod table;
+pub mod variants;
 
 use std::process::ExitCode;
 
@@ -103,6 +104,8 @@ enum Command {
     /// Compare two `--json` matrices by verdict class (holds, holds*,
     /// violated, inconclusive, not run); exit 1 if any cell differs.
     Compare(compare::CompareArgs),
+    /// Every registered variant with its lineage, kind and twin (`--json`).
+    Variants(variants::VariantsArgs),
     /// Internal: run one exploration given as JSON and print the result as
     /// JSON.
     #[command(name = "__run", hide = true)]
@@ -129,19 +132,27 @@ pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
 }
 
 fn parse_cli() -> Result<Cli, ExitCode> {
+    use clap::{CommandFactory, FromArgMatches};
     let args: Vec<String> = std::env::args().collect();
-    Cli::try_parse_from(&args).map_err(|e| {
-        use clap::error::ErrorKind;
-        match e.kind() {
-            ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
-            _ => {
-                eprintln!("flushcheck: {}", one_line(&e, &args));
-                ExitCode::from(2)
+    // An extension binary's --version and usage name it, not flushcheck.
+    let name = crate::report::program::program();
+    Cli::command()
+        .name(name)
+        .bin_name(name)
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m))
+        .map_err(|e| {
+            use clap::error::ErrorKind;
+            match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                _ => {
+                    eprintln!("{name}: {}", one_line(&e, &args));
+                    ExitCode::from(2)
+                }
             }
-        }
-    })
+        })
 }
 
 /// Whether `args` (without the program's name) parse as a `flushcheck`
@@ -229,6 +240,9 @@ pub fn main_with_properties(
         eprintln!("flushcheck: error: {e}");
         return ExitCode::from(2);
     }
+    if let Some(name) = crate::report::program::from_argv0() {
+        crate::report::program::set_program(&name);
+    }
     let cli = match parse_cli() {
         Ok(c) => c,
         Err(code) => return code,
@@ -258,6 +272,7 @@ pub fn main_with_properties(
         Some(Command::Lifetime(a)) => lifetime::lifetime(a, &registry),
         Some(Command::Litmus(a)) => litmus::litmus(a),
         Some(Command::Kernels(a)) => kernels::kernels(a),
+        Some(Command::Variants(a)) => variants::variants(a, &registry),
     };
     result.unwrap_or_else(|e| {
         eprintln!("flushcheck: error: {e}");

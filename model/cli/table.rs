@@ -202,7 +202,10 @@ fn finding_of(variant: &str, property: Property) -> Option<String> {
 pub fn hint(plan: &Plan, v: &Variant, c: &Cell) -> String {
     if c.expect == Expect::Finding {
         if let Some(id) = finding_of(&v.name, c.property) {
-            return format!("its witness: flushcheck findings --replay {id}");
+            return format!(
+                "its witness: {} findings --replay {id}",
+                crate::report::program::program()
+            );
         }
     }
     let entry = c
@@ -224,8 +227,10 @@ pub fn hint(plan: &Plan, v: &Variant, c: &Cell) -> String {
         _ => format!("--entry {entry}"),
     };
     format!(
-        "explain: flushcheck explain --variant {} --property {} --backend {by} {cfg}",
-        v.name, c.property
+        "explain: {} explain --variant {} --property {} --backend {by} {cfg}",
+        crate::report::program::program(),
+        v.name,
+        c.property
     )
 }
 

@@ -14,6 +14,7 @@ pub mod forms;
 pub mod fuzz;
 pub mod matrix;
 pub mod plan;
+pub mod testing;
 
 pub use cells::{matrix_ok, merge_shards, Cell, ConfigVerdict, Expect};
 pub use matrix::{run_matrix, Executor, Matrix};

@@ -31,6 +31,6 @@ pub use platform::{Bare, Loom, Shuttle, StartGate, Std, MAX_LOOM_THREADS};
 pub use replay::{loom_find, loom_replay, shuttle_find, shuttle_replay};
 pub use run::{
     explore, explore_shard, on_fresh_thread, panic_message, quiet_panics, Backend, BackendName,
-    Exploration, Outcome, Progress, Scenario, Shard,
+    Exploration, Outcome, Progress, QuietRun, Scenario, Shard,
 };
 pub use sched::ShuttleSchedule;

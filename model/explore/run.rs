@@ -476,3 +476,54 @@ pub fn quiet_panics() {
     .run(|| {});
     panic::set_hook(Box::new(|_| {}));
 }
+
+static QUIET_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+thread_local! {
+    static CALLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While alive, panics on threads other than the callers' (the
+/// exploration's and the model's threads) print nothing; a panic on a
+/// thread that started a quiet run (a test's own assertion) keeps the hook
+/// it had. For a library caller ([`crate::drive::testing`]), where
+/// [`quiet_panics`] would also hide the test harness's messages. shuttle
+/// still writes a few lines of its own on stderr per failing search.
+pub struct QuietRun(());
+
+impl QuietRun {
+    /// Start a quiet region (the hook is installed once per process).
+    pub fn start() -> QuietRun {
+        use std::sync::atomic::Ordering;
+        static HOOK: std::sync::Once = std::sync::Once::new();
+        HOOK.call_once(|| {
+            // shuttle's hook (installed by its first run, here) wraps every
+            // panic, the caller's own too, in its failure report; the hook
+            // before it is the one a caller's panic keeps.
+            let previous = panic::take_hook();
+            let mut config = shuttle::Config::new();
+            config.silence_warnings = true;
+            shuttle::Runner::new(
+                shuttle::scheduler::RandomScheduler::new_from_seed(0, 1),
+                config,
+            )
+            .run(|| {});
+            drop(panic::take_hook());
+            panic::set_hook(Box::new(move |info| {
+                let caller = CALLER.with(|c| c.get());
+                if caller || QUIET_RUNS.load(Ordering::SeqCst) == 0 {
+                    previous(info);
+                }
+            }));
+        });
+        CALLER.with(|c| c.set(true));
+        QUIET_RUNS.fetch_add(1, Ordering::SeqCst);
+        QuietRun(())
+    }
+}
+
+impl Drop for QuietRun {
+    fn drop(&mut self) {
+        QUIET_RUNS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}

@@ -92,7 +92,7 @@ impl Counterexample {
 
     /// The command that reproduces this counterexample.
     pub fn replay_command(&self) -> String {
-        format!("flushcheck replay {}", self.token)
+        format!("{} replay {}", super::program::program(), self.token)
     }
 }
 

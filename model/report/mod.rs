@@ -6,6 +6,7 @@
 
 pub mod counterexample;
 pub mod litmus;
+pub mod program;
 pub mod token;
 
 pub use counterexample::{initial_state, Counterexample};

@@ -108,7 +108,7 @@ fn explain_replay_and_bounds_work_on_them() {
     assert!(out.contains("violated: no_lost_flush: "), "{out}");
     let token = out
         .lines()
-        .find_map(|l| l.strip_prefix("replay: flushcheck replay "))
+        .find_map(|l| l.strip_prefix("replay: scaled_trigger replay "))
         .expect("a replay line");
     let (code, again) = run(&["replay", token]);
     assert_eq!(code, 0, "{again}");

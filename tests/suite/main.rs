@@ -52,6 +52,7 @@ mod loom_suite;
 mod mail_form;
 mod matrix;
 mod mutants;
+mod outside;
 mod perf;
 mod plan;
 mod properties;

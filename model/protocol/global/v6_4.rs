@@ -139,28 +139,40 @@ pub fn memcg_rstat_updated<P: Platform, M: Memcontrol + ?Sized>(
 }
 
 /// The overrides of v6.4's flushers and ratelimited reader, shared by
-/// [`V6_4`] and its twin [`NoSkip`].
+/// [`V6_4`] and its twin [`NoSkip`]: a variant of v6.4 writes
+/// `memcg_flush_model::v6_4_flushers!();` in its `impl Memcontrol`
+/// (docs/extending.md, section 3) and overrides the rest.
+#[macro_export]
 macro_rules! v6_4_flushers {
     () => {
         /// `do_flush_stats()`, the name v6.4 gives
-        /// `__mem_cgroup_flush_stats()`: see [`do_flush_stats`].
-        fn __mem_cgroup_flush_stats<P: Platform>(&self, mm: &State<P>) -> bool {
-            do_flush_stats(self, mm)
+        /// `__mem_cgroup_flush_stats()`.
+        fn __mem_cgroup_flush_stats<P: $crate::vocab::Platform>(
+            &self,
+            mm: &$crate::protocol::global::v5_19::State<P>,
+        ) -> bool {
+            $crate::protocol::global::v6_4::do_flush_stats(self, mm)
         }
 
         /// `flush_memcg_stats_dwork()`: "Always flush here so that flushing
         /// in latency-sensitive paths is as cheap as possible" (the
         /// threshold is ignored), but through `do_flush_stats()`, so the
         /// periodic work too skips while another flush is ongoing.
-        fn flush_memcg_stats_dwork<P: Platform>(&self, mm: &State<P>) {
-            do_flush_stats(self, mm);
+        fn flush_memcg_stats_dwork<P: $crate::vocab::Platform>(
+            &self,
+            mm: &$crate::protocol::global::v5_19::State<P>,
+        ) {
+            $crate::protocol::global::v6_4::do_flush_stats(self, mm);
         }
 
         /// `mem_cgroup_flush_stats_ratelimited()`, the name v6.4 gives
-        /// `mem_cgroup_flush_stats_delayed()`: see
-        /// [`mem_cgroup_flush_stats_ratelimited`].
-        fn mem_cgroup_flush_stats_delayed<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
-            mem_cgroup_flush_stats_ratelimited(self, mm, memcg)
+        /// `mem_cgroup_flush_stats_delayed()`.
+        fn mem_cgroup_flush_stats_delayed<P: $crate::vocab::Platform>(
+            &self,
+            mm: &$crate::protocol::global::v5_19::State<P>,
+            memcg: u8,
+        ) -> bool {
+            $crate::protocol::global::v6_4::mem_cgroup_flush_stats_ratelimited(self, mm, memcg)
         }
     };
 }
@@ -174,7 +186,7 @@ impl Memcontrol for V6_4 {
     fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
         memcg_rstat_updated(self, mm, memcg, val);
     }
-    v6_4_flushers!();
+    crate::v6_4_flushers!();
 }
 
 /// v6.4 without 873f64b791a2's skip: every batch is added to
@@ -192,5 +204,5 @@ impl Memcontrol for NoSkip {
         // v5.19's updater: the trait's default method.
         V5_19.memcg_rstat_updated(mm, memcg, val);
     }
-    v6_4_flushers!();
+    crate::v6_4_flushers!();
 }

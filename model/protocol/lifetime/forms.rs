@@ -224,7 +224,9 @@ pub enum Work {
 #[derive(Default, Debug)]
 pub struct WorkQueue(pub Vec<Work>);
 
-pub(crate) fn emit<P: Platform>(e: LifeEvent) {
+/// Report lifetime event `e` to the monitors: a step overridden by a
+/// variant emits what the default body it replaces emits.
+pub fn emit<P: Platform>(e: LifeEvent) {
     P::emit(|| Obs::Life(e));
 }
 

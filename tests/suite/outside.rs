@@ -1,0 +1,80 @@
+//! The `#[test]` API from a crate of its own (tests/outside, not a
+//! workspace member): `cargo test` there passes, and the harmful variant's
+//! failing `assert_holds()` prints its trace and no shuttle panic flood.
+
+use std::process::{Command, Output};
+
+/// `cargo test --release` in tests/outside with `args`, in this build's
+/// target directory (its dependencies are this crate's, already built).
+fn cargo_test(args: &[&str]) -> Output {
+    let exe = std::env::current_exe().expect("test binary");
+    let target = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .and_then(|d| d.parent())
+        .expect("target dir");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/outside");
+    Command::new(env!("CARGO"))
+        .args(["test", "--release", "--quiet", "--target-dir"])
+        .arg(target)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUSTC_BOOTSTRAP")
+        .env_remove("CARGO_MANIFEST_DIR")
+        .output()
+        .expect("cargo")
+}
+
+/// About 3 minutes on 2 cores: cargo builds the model library again for
+/// the outside crate (another workspace), so it is run by name:
+/// `cargo test --release --test suite outside:: -- --ignored`.
+#[test]
+#[ignore = "builds the model library again (about 3 min)"]
+fn an_outside_crate_checks_its_variants_from_test_functions() {
+    let ok = cargo_test(&[]);
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(out.contains("2 passed; 0 failed; 1 ignored"), "{out}");
+
+    let failed = cargo_test(&["--test", "verdicts", "--", "--ignored"]);
+    let out = String::from_utf8_lossy(&failed.stdout);
+    assert!(!failed.status.success(), "{out}");
+    assert!(
+        out.contains("outside-never-counts violates no_lost_flush"),
+        "{out}"
+    );
+    // The trace: the CPU columns and the verdict beneath them.
+    assert!(out.contains("reader 0"), "{out}");
+    assert!(out.contains("-> no flush"), "{out}");
+    assert!(out.contains("violated: no_lost_flush"), "{out}");
+    assert!(!out.contains("NotSet"), "shuttle's panics leaked: {out}");
+}
+
+/// `flushcheck variants --json` lists every registered variant with its
+/// lineage, kind and twin, and every twin it names is itself listed.
+#[test]
+fn variants_lists_the_registry_with_lineage_kind_and_twin() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .args(["variants", "--json"])
+        .output()
+        .expect("flushcheck");
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    let registry = memcg_flush_model::cli::registry(Vec::new()).unwrap();
+    assert_eq!(names.len(), registry.len());
+    for r in &rows {
+        assert!(["global", "per-memcg", "lifetime"].contains(&r["lineage"].as_str().unwrap()));
+        if let Some(t) = r["twin"].as_str() {
+            assert!(names.contains(&t), "{}'s twin {t} is not listed", r["name"]);
+        }
+    }
+    let tree_mb = rows
+        .iter()
+        .find(|r| r["updated_tree"] == true && r["twin"] == "v6.8-tree-mb-no-skip");
+    assert!(tree_mb.is_some(), "an updated-tree form with its twin");
+}
