@@ -21,6 +21,7 @@ pub mod properties;
 pub mod property;
 pub mod record;
 pub mod twin;
+pub mod window;
 
 pub use coverage::{Coverage, Event, Max, Measures, Split};
 pub use lifetime::LifeMonitor;
