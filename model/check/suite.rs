@@ -253,10 +253,10 @@ impl Suite {
                 ),
                 entry(
                     "batch2",
-                    "batch 2, 1-page updates, two reads: several crossings per CPU and resets between",
+                    "batch 2, six 1-page updates per CPU, two reads: two crossings per CPU and resets between",
                     Config {
                         batch: 2,
-                        updates: 5,
+                        updates: 6,
                         vals: vec![1],
                         reads: 2,
                         ..base.clone()
@@ -265,10 +265,10 @@ impl Suite {
                 ),
                 entry(
                     "batch2-dfs",
-                    "batch 2, three 1-page updates per CPU, no periodic work: exhaustive",
+                    "batch 2, six 1-page updates per CPU (two crossings each: the twin's threshold passes 2), no periodic work: exhaustive",
                     Config {
                         batch: 2,
-                        updates: 3,
+                        updates: 6,
                         vals: vec![1],
                         periodic: false,
                         ..base.clone()
@@ -397,10 +397,10 @@ impl Suite {
                 ),
                 memcg_entry(
                     "memcg-three-cpus",
-                    "v6.8 on: three CPUs charging a child, a reader of the parent, no periodic work (where the 2026 trigger differs)",
+                    "v6.8 on: three CPUs charging a child five 1-page updates each (two folds per CPU: the twin passes BATCH * 3), a reader of the parent, no periodic work (where the 2026 trigger differs)",
                     Config {
                         cpus: 3,
-                        updates: 3,
+                        updates: 5,
                         vals: vec![1],
                         reads: 2,
                         periodic: false,

@@ -418,6 +418,20 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
             false,
         );
     }
+    if cells
+        .iter()
+        .any(|c| crate::drive::cells::must_show(c.property).is_some())
+    {
+        let blind = crate::drive::cells::blind(cells);
+        let _ = writeln!(
+            out,
+            "blind entries {} (what an entry is for never happened under its searches)",
+            blind.len()
+        );
+        for b in blind {
+            let _ = writeln!(out, "  blind: {b}");
+        }
+    }
     let mut per: Vec<String> = Vec::new();
     for p in &plan.properties {
         let n = plan

@@ -41,6 +41,10 @@ pub struct ConfigVerdict {
     pub exhaustive: bool,
     /// How often the property's race happened here.
     pub coverage: u64,
+    /// How often what the entry must be able to show for this property
+    /// ([`must_show`]) happened here.
+    #[serde(default)]
+    pub shown: Option<u64>,
 }
 
 /// The result of one (variant, property, backend) cell over the suite.
@@ -101,6 +105,49 @@ impl Cell {
     }
 }
 
+/// What an entry judging `p` must be able to show, or it is blind to
+/// `p`'s failure: for `no_lost_flush` the no-skip twin flushing (an entry
+/// whose counts never reach the twin's trigger cannot show a lost flush).
+// The lifetime wing's "a charge racing the death" is not here yet: its
+// one race event (`reader_across_release`) cannot happen on a folio's
+// charge (life-parent), which holds a reference instead of RCU.
+pub fn must_show(p: Property) -> Option<Event> {
+    use crate::observe::properties::flush;
+    (p == Property::of(&flush::NO_LOST_FLUSH)).then_some(Event::TwinFlushed)
+}
+
+/// The blind entries over `cells`, one line each: an entry on which, for
+/// some variant that must hold, what it must show ([`must_show`]) never
+/// happened under any of its searches.
+pub fn blind(cells: &[Cell]) -> Vec<String> {
+    let mut shown: std::collections::BTreeMap<(&str, &str), (u64, Event)> = Default::default();
+    for c in cells.iter().filter(|c| c.kind.must_hold()) {
+        let Some(e) = must_show(c.property) else {
+            continue;
+        };
+        for k in &c.configs {
+            let n = shown.entry((&k.entry, &c.variant)).or_insert((0, e));
+            n.0 += k.shown.unwrap_or(0);
+        }
+    }
+    let mut by_entry: std::collections::BTreeMap<&str, (Vec<&str>, Event)> = Default::default();
+    for ((entry, variant), (n, e)) in shown {
+        if n == 0 {
+            by_entry
+                .entry(entry)
+                .or_insert((Vec::new(), e))
+                .0
+                .push(variant);
+        }
+    }
+    by_entry
+        .into_iter()
+        .map(|(entry, (vs, e))| {
+            format!("{entry}: {} never happened for {}", e.name(), vs.join(", "))
+        })
+        .collect()
+}
+
 /// What the matrix expects of `variant`'s `property` on `backend` on
 /// `entry`.
 fn expectation(variant: &Variant, property: Property, backend: BackendName, entry: &str) -> Expect {
@@ -154,6 +201,7 @@ fn cell(v: &Variant, p: Property, backend: BackendName, runs: &[&RunResult]) -> 
                 executions: r.executions,
                 exhaustive: r.exhaustive,
                 coverage: r.count(event),
+                shown: must_show(p).map(|e| r.count(e)),
             }
         })
         .collect();

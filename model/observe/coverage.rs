@@ -70,11 +70,15 @@ pub enum Event {
     ReaderAcrossRelease,
     /// Lifetime: an update landed on a memcg after its release flush.
     UpdateAfterRelease,
+    /// At a reader's decision the no-skip twin's gate over the same
+    /// history would flush: what a flush entry must be able to show, since
+    /// an entry whose twin never flushes cannot show a lost flush (blind).
+    TwinFlushed,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 20] = [
+    pub const ALL: [Event; 21] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -95,6 +99,7 @@ impl Event {
         Event::LostAfterUpdate,
         Event::ReaderAcrossRelease,
         Event::UpdateAfterRelease,
+        Event::TwinFlushed,
     ];
 
     /// The name used in reports.
@@ -120,6 +125,7 @@ impl Event {
             Event::LostAfterUpdate => "lost_after_update",
             Event::ReaderAcrossRelease => "reader_across_release",
             Event::UpdateAfterRelease => "update_after_release",
+            Event::TwinFlushed => "twin_flushed",
         }
     }
 

@@ -28,6 +28,7 @@ pub mod property;
 pub mod record;
 #[doc(hidden)]
 pub mod twin;
+pub mod window;
 
 pub use coverage::{Coverage, Event, Max, Measures, Split};
 pub use lifetime::LifeMonitor;

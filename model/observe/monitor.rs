@@ -21,6 +21,7 @@ use crate::observe::properties::hooks::{At, Ctx};
 use crate::observe::property::{Check, Property};
 use crate::observe::record::{step_text, Step};
 use crate::observe::twin::{Placement, TwinGate};
+use crate::observe::window::Windows;
 use crate::vocab::obs::{renamed, Access, Actor, Obs, Op, Sink, Tp, Var};
 use crate::vocab::Family;
 
@@ -49,6 +50,7 @@ struct ExecState {
     violated: Vec<(Property, String)>,
     quiescent: bool,
     eventual: Eventual,
+    windows: Windows,
 }
 
 impl ExecState {
@@ -69,6 +71,7 @@ impl ExecState {
             violated: self.violated.clone(),
             quiescent: self.quiescent,
             eventual: self.eventual,
+            windows: self.windows.clone(),
         })
     }
 }
@@ -107,6 +110,7 @@ impl Monitor {
             violated: Vec::new(),
             quiescent: false,
             eventual: Eventual::default(),
+            windows: Windows::default(),
         };
         Arc::new(Monitor {
             shared,
@@ -230,6 +234,7 @@ impl Monitor {
             ghost: &s.ghost,
             twin: s.twin.as_deref(),
             same_schedule: s.same_schedule.as_deref(),
+            windows: &s.windows,
             quiescent: s.quiescent,
         };
         plan.checks
@@ -251,6 +256,9 @@ impl Monitor {
     ) -> Vec<(Property, String)> {
         s.ghost.read_all();
         set_for(&mut s.decision, actor, needs_flush);
+        if s.twin.as_ref().is_some_and(|t| t.flushable(memcg)) {
+            self.shared.coverage.hit(Event::TwinFlushed);
+        }
         if needs_flush {
             set_for(&mut s.began, actor, false);
             return self.check(s, At::Flushing { actor, memcg });
@@ -390,6 +398,7 @@ impl Sink for Monitor {
             s.quiescent,
             &s.began,
             &s.eventual,
+            &s.windows,
         )
             .hash(&mut h);
         for (p, _) in &s.violated {
@@ -456,7 +465,16 @@ impl Sink for Monitor {
             .map(|((a, m), v)| ((r(*a), *m), *v))
             .collect();
         let began: Vec<_> = s.began.iter().map(|(a, b)| (r(*a), *b)).collect();
-        (decision, last_read, s.quiescent, began, &s.eventual).hash(&mut h);
+        // Windows are the readers', which renaming CPUs leaves alone.
+        (
+            decision,
+            last_read,
+            s.quiescent,
+            began,
+            &s.eventual,
+            &s.windows,
+        )
+            .hash(&mut h);
         for (p, _) in &s.violated {
             p.hash(&mut h);
         }
@@ -476,6 +494,20 @@ impl Sink for Monitor {
         let h = s.ghost.observe(actor, &obs, timed);
         for t in [&mut s.twin, &mut s.same_schedule].into_iter().flatten() {
             t.observe(actor, &obs);
+        }
+        let memcgs = self.shared.plan.cfg.memcgs();
+        let twins = [s.twin.as_deref(), s.same_schedule.as_deref()];
+        s.windows.narrow(twins, memcgs);
+        if let Obs::Access(Access {
+            var: Var::Threshold { .. },
+            op: Op::Read(_),
+            ..
+        }) = obs
+        {
+            // A flush callback's read of the atomic is not the gate's.
+            if actor.is_reader() && !s.ghost.in_section(actor) {
+                s.windows.read(actor, twins, memcgs);
+            }
         }
         self.cover(&h);
         self.record(s, actor, &obs, &h);
@@ -543,6 +575,9 @@ impl Sink for Monitor {
             }
             _ => Vec::new(),
         };
+        if let Obs::Trace(Tp::FlushStats { .. } | Tp::FlushRatelimited { .. }) = obs {
+            s.windows.close(actor);
+        }
         let mut armed_hit = None;
         for (p, msg) in found {
             if s.violated.iter().any(|(q, _)| *q == p) {

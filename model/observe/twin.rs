@@ -42,8 +42,15 @@ pub enum Placement {
 pub trait TwinGate: Send {
     /// Feed one observation of the variant.
     fn observe(&mut self, actor: Actor, obs: &Obs);
-    /// Whether the twin's reader of `memcg` would flush now.
-    fn would_flush(&self, memcg: u8) -> bool;
+    /// Whether the twin's reader of `memcg` would flush now, without
+    /// declaring the read to the search (for coverage and for a gate's read
+    /// window, which the steps that change the gate declare themselves).
+    fn flushable(&self, memcg: u8) -> bool;
+    /// [`TwinGate::flushable`], as a read of the twin by the running step.
+    fn would_flush(&self, memcg: u8) -> bool {
+        footprint::footprint(G_TWIN, GhostKind::Read);
+        self.flushable(memcg)
+    }
     /// What the twin's gate sees now, for messages ("v5.19's threshold
     /// would be 3 > 2").
     fn describe(&self) -> String;
@@ -227,8 +234,7 @@ impl TwinGate for GlobalGate {
         }
     }
 
-    fn would_flush(&self, _memcg: u8) -> bool {
-        footprint::footprint(G_TWIN, GhostKind::Read);
+    fn flushable(&self, _memcg: u8) -> bool {
         self.thr > self.n && self.open.is_empty()
     }
 
@@ -290,8 +296,9 @@ struct TwinUpdate {
 /// flushes when its atomic is above the trigger.
 ///
 /// Placement, so that the twin's steps form a legal schedule of the twin
-/// (docs/protocol.md): a level is counted at the variant's first access to
-/// that level's counters in the update (or when the update ends, for levels
+/// (docs/protocol.md): a level is counted at the variant's first write of
+/// that level's per-CPU counter in the update, or its first access to that
+/// level's atomic (or when the update ends, for levels
 /// the variant never reached, such as those above v6.17's `break`); a fold
 /// lands at the variant's `atomic_add` at that level, at its read of an
 /// already flushable atomic (v6.8's skip), or when the update moves on or
@@ -486,7 +493,12 @@ impl TwinGate for PerMemcgGate {
                 footprint::footprint(G_TWIN, GhostKind::Read);
                 let walked = self.open.iter().any(|(a, w)| *a == actor && w & bit != 0);
                 if actor == Actor::Cpu(c) {
-                    self.reach(c, l);
+                    // Counted at the owner's write, not its read: a flusher's
+                    // remote reset between the two would otherwise erase a
+                    // count the variant's write then restores.
+                    if op.written().is_some() {
+                        self.reach(c, l);
+                    }
                 } else if op.written() == Some(0) && walked {
                     // The flusher's remote reset, in the callback of (l, c).
                     self.pc[l as usize][c] = 0;
@@ -563,8 +575,7 @@ impl TwinGate for PerMemcgGate {
         }
     }
 
-    fn would_flush(&self, memcg: u8) -> bool {
-        footprint::footprint(G_TWIN, GhostKind::Read);
+    fn flushable(&self, memcg: u8) -> bool {
         self.atomic
             .get(memcg as usize)
             .is_some_and(|a| *a > self.trigger)

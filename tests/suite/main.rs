@@ -57,6 +57,7 @@ mod perf;
 mod plan;
 mod properties;
 mod quoted;
+mod read_window;
 mod releases;
 mod rstat_tree;
 mod shard;

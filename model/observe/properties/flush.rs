@@ -29,7 +29,7 @@ fn has_twin(s: &Subject) -> bool {
 /// would have done.
 pub static NO_LOST_FLUSH: Def = Def {
     name: "no_lost_flush",
-    claim: "at every reader decision, if the no-skip twin's gate over the same history would flush, the variant flushes",
+    claim: "at every reader decision, if the no-skip twin's gate over the same history would flush at every point from the gate's first read to the decision, the variant flushes",
     source: "873f64b791a2: \"Increasing this var further is redundant\"",
     decided_by: "shuttle/std: the twin's gate over the same history; loom: every outcome dominated by one of the twin's",
     backends: EVERY_BACKEND,
@@ -38,7 +38,7 @@ pub static NO_LOST_FLUSH: Def = Def {
     coverage: Event::SkipRacedReset,
     race_needs_skip: true,
     refutable: false,
-    check: Check::Flush(|ctx, at| lost_flush(Property::of(&NO_LOST_FLUSH), ctx.twin, ctx, at)),
+    check: Check::Flush(|ctx, at| lost_flush(Property::of(&NO_LOST_FLUSH), 0, ctx, at)),
 };
 
 /// `no_lost_flush_same_schedule`: the same, with the twin's skipped add on
@@ -55,19 +55,23 @@ pub static NO_LOST_FLUSH_SAME_SCHEDULE: Def = Def {
     race_needs_skip: true,
     refutable: true,
     check: Check::Flush(|ctx, at| {
-        lost_flush(Property::of(&NO_LOST_FLUSH_SAME_SCHEDULE), ctx.same_schedule, ctx, at)
+        lost_flush(Property::of(&NO_LOST_FLUSH_SAME_SCHEDULE), 1, ctx, at)
     }),
 };
 
-/// A reader decided not to flush although the twin's gate would have.
-/// Under loom the property is decided from outcome sets instead
-/// (drive/differential.rs), so the gate's comparison runs only in
-/// execution order.
-fn lost_flush(p: Property, twin: Option<&dyn TwinGate>, ctx: &Ctx, at: &At) -> Option<String> {
+/// A reader decided not to flush although twin `k`'s gate (0: the
+/// outcome twin, 1: the same-schedule one) would have, at every point of
+/// the reader's gate read window (observe/window.rs). Under loom the
+/// property is decided from outcome sets instead (drive/differential.rs),
+/// so the gate's comparison runs only in execution order.
+fn lost_flush(p: Property, k: usize, ctx: &Ctx, at: &At) -> Option<String> {
     let At::Skipped { actor, memcg } = *at else {
         return None;
     };
-    let t = twin.filter(|t| ctx.sc && t.would_flush(memcg))?;
+    let twin: Option<&dyn TwinGate> = [ctx.twin, ctx.same_schedule][k];
+    let t = twin.filter(|t| {
+        ctx.sc && t.would_flush(memcg) && ctx.windows.flushed_throughout(actor, k, memcg)
+    })?;
     let n = ctx.cfg.cpus as i64;
     let saw = ctx
         .ghost

@@ -4,6 +4,7 @@
 use crate::config::Config;
 use crate::observe::ghost::Ghost;
 use crate::observe::twin::TwinGate;
+use crate::observe::window::Windows;
 use crate::vocab::{Access, Actor, Family};
 
 /// Where the flush monitor calls the checks.
@@ -102,6 +103,8 @@ pub struct Ctx<'a> {
     pub twin: Option<&'a dyn TwinGate>,
     /// The twin's gate on the variant's own schedule.
     pub same_schedule: Option<&'a dyn TwinGate>,
+    /// The readers' gate read windows, over both twins.
+    pub windows: &'a Windows,
     /// Every thread has been joined (main's reads from here are quiescent).
     pub quiescent: bool,
 }
