@@ -3,7 +3,11 @@
 //! herd7 prints, per test, a line `Observation NAME Never|Sometimes|Always
 //! P N` (P executions satisfy `exists`, N do not). A file states the result
 //! it expects in its header comment, ` * Result: Sometimes`, as the files
-//! of tools/memory-model/litmus-tests do.
+//! of tools/memory-model/litmus-tests do. herd7 also prints `Flag NAME`
+//! (LKMM's `data-race`, for one) when some execution the model allows has
+//! the flagged property; a file names the flags it expects in a header
+//! line ` * Flag: NAME`, and an unexpected flag is a failure: a racy test's
+//! verdict carries no LKMM guarantee.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,6 +29,70 @@ pub fn observations(stdout: &str) -> Vec<(String, Observation)> {
         .collect()
 }
 
+/// herd7's answer on one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// The test name of the `Observation` line.
+    pub name: String,
+    /// The verdict.
+    pub observation: Observation,
+    /// Every `Flag NAME` line's name, in order.
+    pub flags: Vec<String>,
+}
+
+/// Every `Flag NAME` line of herd7's output.
+pub fn flags(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("Flag")).then(|| w.next().map(str::to_string))?
+        })
+        .collect()
+}
+
+/// The flags a litmus file's header expects (` * Flag: NAME ...` lines,
+/// the first word after `Flag:`).
+pub fn expected_flags(text: &str) -> Vec<String> {
+    text.lines()
+        .take_while(|l| !l.trim_start().starts_with('{'))
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix("* Flag:")?;
+            rest.split_whitespace().next().map(str::to_string)
+        })
+        .collect()
+}
+
+/// What is wrong with herd7's `answer` on the file `text`: a name other
+/// than the file's test, or a flag the header does not expect.
+pub fn unexpected(text: &str, answer: &Answer) -> Option<String> {
+    let want = name(text).unwrap_or_default();
+    if answer.name != want {
+        return Some(format!(
+            "herd7's Observation names the test {}, the file is {want}",
+            answer.name
+        ));
+    }
+    let allowed = expected_flags(text);
+    let extra: Vec<&str> = answer
+        .flags
+        .iter()
+        .filter(|f| !allowed.contains(f))
+        .map(String::as_str)
+        .collect();
+    (!extra.is_empty()).then(|| {
+        format!(
+            "herd7 flags {} (the header expects {})",
+            extra.join(", "),
+            if allowed.is_empty() {
+                "no flag".to_string()
+            } else {
+                allowed.join(", ")
+            }
+        )
+    })
+}
+
 /// The result a litmus file's header expects (`Result: ...`), if it states
 /// one.
 pub fn expected(text: &str) -> Option<Observation> {
@@ -41,8 +109,8 @@ pub fn name(text: &str) -> Option<&str> {
     text.lines().next()?.strip_prefix("C ").map(str::trim)
 }
 
-/// herd7's verdict on one file, or why there is none.
-pub fn run(herd7: &Path, lkmm: &Path, file: &Path) -> Result<Observation, String> {
+/// herd7's answer on one file, or why there is none.
+pub fn run(herd7: &Path, lkmm: &Path, file: &Path) -> Result<Answer, String> {
     let file: PathBuf =
         std::fs::canonicalize(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let out = Command::new(herd7)
@@ -53,7 +121,11 @@ pub fn run(herd7: &Path, lkmm: &Path, file: &Path) -> Result<Observation, String
         .map_err(|e| format!("cannot run {}: {e}", herd7.display()))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     match observations(&stdout).first() {
-        Some((_, o)) => Ok(*o),
+        Some((n, o)) => Ok(Answer {
+            name: n.clone(),
+            observation: *o,
+            flags: flags(&stdout),
+        }),
         None => {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let why = stderr
