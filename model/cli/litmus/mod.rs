@@ -11,6 +11,7 @@ use crate::report::litmus::herd as litmus_herd;
 
 pub mod corpus;
 pub mod findings;
+pub mod found;
 
 use corpus as litmus_corpus;
 

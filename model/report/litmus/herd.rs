@@ -9,10 +9,11 @@
 //! line ` * Flag: NAME`, and an unexpected flag is a failure: a racy test's
 //! verdict carries no LKMM guarantee.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::prog::Observation;
+use super::prog::{Observation, Program};
 
 /// Every `Observation NAME RESULT` line of herd7's output.
 pub fn observations(stdout: &str) -> Vec<(String, Observation)> {
@@ -296,4 +297,123 @@ pub fn check_syntax(text: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The variables on which `prog` has a data race in LKMM's sense, as this
+/// crate tells it without herd7: two threads access the variable, one
+/// writes, one access is plain, and no lock held around both orders them
+/// (a trylock counts as held where `exists` says it succeeded). With the
+/// paths fixed and no conditionals, some execution leaves such a pair
+/// unordered, so herd7 flags it; the list may name more than herd7 flags,
+/// never fewer.
+pub fn plain_races(prog: &Program) -> Vec<String> {
+    use super::prog::{Cond, Instr, Load, Store};
+    // Per thread: (variable, writes, plain, locks held).
+    let mut accs: Vec<Vec<(String, bool, bool, BTreeSet<String>)>> = Vec::new();
+    for (t, th) in prog.threads.iter().enumerate() {
+        let mut held = BTreeSet::new();
+        let mut list = Vec::new();
+        for i in &th.body {
+            let Some(v) = i.var() else { continue };
+            let (write, plain) = match i {
+                Instr::Lock(l) => {
+                    held.insert(l.clone());
+                    continue;
+                }
+                Instr::Unlock(l) => {
+                    held.remove(l);
+                    continue;
+                }
+                Instr::Trylock { var, reg } => {
+                    let ok = prog.exists.iter().any(|c| {
+                        matches!(c, Cond::Reg { thread, reg: r, val: 1 } if *thread == t && r == reg)
+                    });
+                    if ok {
+                        held.insert(var.clone());
+                    }
+                    continue;
+                }
+                Instr::IsLocked { .. } => continue,
+                Instr::Load { load, .. } => (false, *load == Load::Plain),
+                Instr::Store { store, .. } => (true, *store == Store::Plain),
+                _ => (true, false),
+            };
+            list.push((v.to_string(), write, plain, held.clone()));
+        }
+        accs.push(list);
+    }
+    let mut out = BTreeSet::new();
+    for (t, a) in accs.iter().enumerate() {
+        for b in accs.iter().skip(t + 1) {
+            for (v, wa, pa, ha) in a {
+                for (w, wb, pb, hb) in b {
+                    if v == w && (*wa || *wb) && (*pa || *pb) && ha.is_disjoint(hb) {
+                        out.insert(v.clone());
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The header lines of a test with plain races ([`plain_races`]): the
+/// `Flag: data-race` herd7 is expected to print, and why the kernel has
+/// the race; none for a race-free test.
+pub fn race_note(prog: &Program) -> Vec<String> {
+    let races = plain_races(prog);
+    if races.is_empty() {
+        return Vec::new();
+    }
+    let kind = |v: &str| {
+        let base = v.split_once('_').map_or(v, |(m, rest)| {
+            if m.starts_with('m') && m[1..].chars().all(|c| c.is_ascii_digit()) {
+                rest
+            } else {
+                v
+            }
+        });
+        if base.starts_with("state") {
+            "state"
+        } else if base == "agg" {
+            "agg"
+        } else if base.starts_with("updates") {
+            "updates"
+        } else {
+            "other"
+        }
+    };
+    let kinds: BTreeSet<&str> = races.iter().map(|v| kind(v)).collect();
+    let mut text = format!(
+        "Flag: data-race (expected: plain accesses to {} race with another \
+         thread's).",
+        races.join(", ")
+    );
+    if kinds.contains("state") {
+        text += " The owner's per-CPU add to a counter (__this_cpu_add, a \
+                 per-CPU operation, not atomic against other CPUs) is plain \
+                 and the flusher reads it remotely with READ_ONCE() \
+                 (mem_cgroup_css_rstat_flush()): the kernel marks only the \
+                 reader, and of the update/flush race cgroup_rstat_updated() \
+                 says \"This may race leading to temporary inaccuracies, which \
+                 is fine.\"";
+    }
+    if kinds.contains("agg") {
+        text += " The flusher's `+=` of the aggregate under cgroup_rstat_lock \
+                 is plain and readers read it without the lock, with \
+                 READ_ONCE() (memcg_page_state()): a race the kernel accepts \
+                 by marking the reader.";
+    }
+    if kinds.contains("updates") {
+        text += " The owner's this_cpu_add_return()/this_cpu_xchg() of \
+                 stats_updates are per-CPU operations, not atomic against the \
+                 flusher's remote WRITE_ONCE() reset: a race of the kernel's \
+                 own, not one the export adds.";
+    }
+    if kinds.contains("other") {
+        text += " Any other plain race is the variant's own (a mutant's bug, \
+                 or a finding), not one the kernel accepts.";
+    }
+    text += " A racy test's verdict carries no LKMM guarantee.";
+    crate::observe::record::wrap(&text, 70)
 }
