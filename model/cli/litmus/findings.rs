@@ -183,7 +183,9 @@ fn titled(prog: &Program, name: &str, expected: Observation, doc: &[String]) -> 
 /// fix's barriers added.
 pub(super) enum Kind<'a> {
     Witness,
-    Fix { of: &'a str },
+    Fix {
+        of: &'a str,
+    },
     /// Written by hand (its doc says from what).
     Written,
 }

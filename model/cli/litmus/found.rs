@@ -111,7 +111,7 @@ fn tree(budget: Duration) -> Result<Entry, String> {
     let mut doc = wrapped(
         "docs/findings.md section 13 with the node found (v6.8): the \
          updater's cgroup_rstat_updated() found the memcg off CPU 0's \
-         updated tree (updated_next 0) and linked it under the per-CPU lock \
+         updated tree, updated_next 0, and linked it under the per-CPU lock \
          after its counter store; the reader's gate saw the count, and the \
          flusher, under the same lock, found the memcg linked (1) and \
          unlinked it. The lock orders the updater's critical section before \

@@ -20,10 +20,20 @@
 //!   `cgroup_rstat_lock` (`state_prev`, `state_pending`) are left out, as
 //!   are `jiffies_64` and the delayed work's timer. Per-CPU counters
 //!   `state[]` become ordinary shared variables (`state0`, `state1`, ...)
-//!   written with `WRITE_ONCE` by their owner, so the owner's
-//!   `__this_cpu_add` is a store of the running sum.
-//! - The aggregate's `+=` under the lock is a `WRITE_ONCE` of the new value;
+//!   written with plain stores by their owner, so the owner's
+//!   `__this_cpu_add` (a per-CPU operation, not atomic against other CPUs)
+//!   is a plain store of the running sum; v6.17's `this_cpu_add_return` and
+//!   `this_cpu_xchg` of `stats_updates` are plain too.
+//! - The aggregate's `+=` under the lock is a plain store of the new value;
 //!   the flusher's own re-read of it is omitted (traces leave it out).
+//!   herd7 flags the races these plain accesses have; the header names
+//!   them and why the kernel has them ([`super::herd::race_note`]).
+//! - Dependency ordering is absent by design: paths are fixed and pointers
+//!   are integers, so no address, data or control dependency orders
+//!   anything.
+//! - The header states whether the outcome is reachable under SC (the
+//!   project's DFS of the exported test, [`sc_verdict`]): only an
+//!   SC-forbidden outcome LKMM allows is a weak-memory result.
 //! - Initial values are inferred: a value a load returned that no store
 //!   before it in the trace wrote is the variable's initial value (the
 //!   model starts `flush_next_time` at -1, the llist heads at 1, NULL).
@@ -464,7 +474,10 @@ pub fn sc_verdict(prog: &Program) -> (String, Option<bool>) {
             (line, Some(o != Observation::Never))
         }
         Ok(m) => (
-            format!("{SC_LINE} not finished in 20 s ({} executions)", m.executions),
+            format!(
+                "{SC_LINE} not finished in 20 s ({} executions)",
+                m.executions
+            ),
             None,
         ),
         Err(e) => (format!("{SC_LINE} not run: {e}"), None),

@@ -390,19 +390,18 @@ pub fn race_note(prog: &Program) -> Vec<String> {
         races.join(", ")
     );
     if kinds.contains("state") {
-        text += " The owner's per-CPU add to a counter (__this_cpu_add, a \
-                 per-CPU operation, not atomic against other CPUs) is plain \
-                 and the flusher reads it remotely with READ_ONCE() \
-                 (mem_cgroup_css_rstat_flush()): the kernel marks only the \
-                 reader, and of the update/flush race cgroup_rstat_updated() \
-                 says \"This may race leading to temporary inaccuracies, which \
-                 is fine.\"";
+        text += " The owner's __this_cpu_add() to its counter, a per-CPU \
+                 operation not atomic against other CPUs, is plain, and \
+                 mem_cgroup_css_rstat_flush() reads the counter remotely with \
+                 READ_ONCE(): the kernel marks only the reader, and of the \
+                 update/flush race cgroup_rstat_updated() says \"This may race \
+                 leading to temporary inaccuracies, which is fine.\"";
     }
     if kinds.contains("agg") {
         text += " The flusher's `+=` of the aggregate under cgroup_rstat_lock \
-                 is plain and readers read it without the lock, with \
-                 READ_ONCE() (memcg_page_state()): a race the kernel accepts \
-                 by marking the reader.";
+                 is plain, and memcg_page_state() reads it without the lock \
+                 with READ_ONCE(): a race the kernel accepts by marking the \
+                 reader.";
     }
     if kinds.contains("updates") {
         text += " The owner's this_cpu_add_return()/this_cpu_xchg() of \
