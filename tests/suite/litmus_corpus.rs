@@ -312,3 +312,42 @@ fn check_reads_herd7s_flags_and_the_test_name() {
         "{out}"
     );
 }
+
+/// Issue 31: docs/weak-memory.md's count of weak-memory results is the
+/// number of corpus files whose outcome LKMM allows and SC forbids.
+#[test]
+fn the_docs_count_of_weak_memory_results_is_the_sc_forbidden_ones() {
+    let all = files(&docs_litmus());
+    let tests: Vec<&String> = all
+        .iter()
+        .filter(|(n, _)| n.ends_with(".litmus"))
+        .map(|(_, t)| t)
+        .collect();
+    let sc = |t: &str| {
+        t.lines()
+            .find_map(|l| l.split("every SC interleaving (DFS): ").nth(1))
+            .and_then(|r| Observation::parse(r.split_whitespace().next()?))
+    };
+    let weak = tests
+        .iter()
+        .filter(|t| expected(t) == Some(Sometimes) && sc(t) == Some(Never))
+        .count();
+    let md =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/weak-memory.md"))
+            .expect("weak-memory.md")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+    let claim = format!(
+        "{weak} of the {} tests are weak-memory results",
+        tests.len()
+    );
+    assert!(
+        md.contains(&claim),
+        "docs/weak-memory.md does not say {claim:?}"
+    );
+    assert!(
+        tests.iter().all(|t| sc(t).is_some()),
+        "a corpus file without an SC line"
+    );
+}
