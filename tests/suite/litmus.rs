@@ -771,3 +771,28 @@ fn every_export_states_its_sc_reachability() {
     }
     assert_eq!(seen.len(), 2, "one forbidden and one reachable export");
 }
+
+/// Issue 31: main's reads after the joins are LKMM final-state conditions
+/// (`x=v`), not one more thread; a main that also writes stays a thread.
+#[test]
+fn quiescent_reads_are_final_state_conditions() {
+    let add = Op::Add { val: 2, new: 2 };
+    let mut steps = vec![
+        step(Actor::Cpu(0), state(0), add, Idiom::ThisCpuAdd),
+        step(Actor::Cpu(0), THR, add, Idiom::AtomicAdd),
+        step(Actor::Periodic, THR, Op::Read(2), Idiom::AtomicRead),
+        step(Actor::Main, state(0), Op::Read(2), Idiom::ReadOnce),
+        step(Actor::Main, THR, Op::Read(2), Idiom::AtomicRead),
+    ];
+    let out = export("t", &steps).expect("exported");
+    check_syntax(&out).expect("herd7's syntax");
+    assert!(
+        out.contains("exists (1:r0=2 /\\ state0=2 /\\ thr=2)"),
+        "{out}"
+    );
+    assert!(!out.contains("/* main */"), "{out}");
+    assert!(out.contains("final-state"), "{out}");
+    steps.push(step(Actor::Main, AGG, Op::Write(2), Idiom::WriteOnce));
+    let out = export("t", &steps).expect("exported");
+    assert!(out.contains("/* main */"), "{out}");
+}

@@ -313,6 +313,22 @@ fn build(
     }
     let mut prog = Program::new(name).expect(Observation::Sometimes);
     let mut p = 0;
+    // main runs after every thread has joined: reads only, it becomes
+    // LKMM's final-state condition (`x=v`), not one more thread.
+    let mut finals: BTreeMap<String, i64> = BTreeMap::new();
+    if let Some(list) = per_actor.get(&Actor::Main) {
+        let quiescent = list.iter().all(|a| {
+            a.var().is_none() || (matches!(a.instr, Ok(Instr::Load { .. })) && a.reg_val.is_some())
+        });
+        if quiescent {
+            for a in list.iter() {
+                if let (Some(v), Some(x)) = (a.var(), a.reg_val) {
+                    finals.insert(v.to_string(), x);
+                }
+            }
+            per_actor.remove(&Actor::Main);
+        }
+    }
     for (actor, list) in per_actor {
         // A barrier orders something only between two kept accesses.
         let first = list.iter().position(|a| a.var().is_some());
@@ -345,6 +361,24 @@ fn build(
         p += 1;
     }
     let used = prog.types()?;
+    let mut quiescent = Vec::new();
+    for (var, val) in finals {
+        // A variable no thread touches has no place in `exists`.
+        if used.contains_key(&var) {
+            quiescent.push(format!("{var}={val}"));
+            prog.exists.push(super::prog::Cond::Var { var, val });
+        }
+    }
+    if !quiescent.is_empty() {
+        prog.doc.extend(crate::observe::record::wrap(
+            &format!(
+                "main's reads after joining every thread are final-state \
+                 conditions ({}), not one more thread.",
+                quiescent.join(", ")
+            ),
+            70,
+        ));
+    }
     for (v, x) in init {
         if used.contains_key(&v) && x != 0 {
             prog.init.insert(v, x);
