@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use memcg_flush_model::cli::litmus::{corpus, corpus::write};
 use memcg_flush_model::explore::quiet_panics;
-use memcg_flush_model::report::litmus::herd::{check_syntax, expected, observations};
+use memcg_flush_model::report::litmus::herd::{
+    check_syntax, expected, expected_flags, observations,
+};
 use memcg_flush_model::report::litmus::prog::Observation::{self, Never, Sometimes};
 
 fn docs_litmus() -> PathBuf {
@@ -178,11 +180,19 @@ fn without_herd7_or_the_lkmm_check_exits_2_with_one_line() {
 /// A stand-in for herd7 that answers `answer` for every test, as herd7
 /// prints it (shell builtins only: the tests run it with an empty PATH).
 fn fake_herd7(answer: &str) -> PathBuf {
-    let dir = temp_dir(&format!("fake-{answer}"));
+    fake_herd7_printing(answer, &format!("Observation $n {answer} 1 3"))
+}
+
+/// A stand-in for herd7 that prints `lines` (one `echo` each; `$n` is
+/// the file's test name) for every test.
+fn fake_herd7_printing(tag: &str, lines: &str) -> PathBuf {
+    let dir = temp_dir(&format!("fake-{tag}"));
     let path = dir.join("herd7");
+    let echo: Vec<String> = lines.lines().map(|l| format!("echo \"{l}\"")).collect();
     let script = format!(
         "#!/bin/sh\nfor f; do case \"$f\" in *.litmus) read -r c n < \"$f\"; \
-         echo \"Observation $n {answer} 1 3\";; esac; done\n"
+         {};; esac; done\n",
+        echo.join("; ")
     );
     std::fs::write(&path, script).expect("script");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -249,5 +259,95 @@ fn findings_quote_the_export_as_printed() {
     assert!(
         findings.contains(&format!("```text\n{litmus}```")),
         "docs/findings.md section 15 does not quote:\n{litmus}"
+    );
+}
+
+/// `litmus --check` over the one file `text` with a stand-in herd7
+/// printing `lines`.
+fn check_one(tag: &str, text: &str, lines: &str) -> (i32, String) {
+    let lkmm = temp_dir(&format!("lkmm-{tag}"));
+    std::fs::write(lkmm.join("linux-kernel.cfg"), "").expect("cfg");
+    let dir = temp_dir(&format!("one-{tag}"));
+    std::fs::write(dir.join("SB+poonceonces.litmus"), text).expect("file");
+    let fake = fake_herd7_printing(tag, lines);
+    let (code, out, err) = litmus(
+        &[
+            "--check",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--lkmm",
+            lkmm.to_str().unwrap(),
+        ],
+        &[("HERD7", &fake)],
+    );
+    (code, format!("{out}{err}"))
+}
+
+/// herd7's `Flag` lines: a flag the header does not name fails the check,
+/// one it names passes; an Observation of another test fails.
+#[test]
+fn check_reads_herd7s_flags_and_the_test_name() {
+    let sb = files(&docs_litmus())["SB+poonceonces.litmus"].clone();
+    let racy = "Flag data-race\nObservation $n Sometimes 1 3";
+    let (code, out) = check_one("flag", &sb, racy);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("SB+poonceonces.litmus: herd7 flags data-race (the header expects no flag)"),
+        "{out}"
+    );
+    let (code, out) = check_one("clean", &sb, "Observation $n Sometimes 1 3");
+    assert_eq!(code, 0, "{out}");
+    let accepted = sb.replacen(
+        " * Result: Sometimes\n",
+        " * Result: Sometimes\n * Flag: data-race (accepted)\n",
+        1,
+    );
+    assert_eq!(expected_flags(&accepted), ["data-race"]);
+    let (code, out) = check_one("accepted", &accepted, racy);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = check_one("name", &sb, "Observation SB+other Sometimes 1 3");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("herd7's Observation names the test SB+other, the file is SB+poonceonces"),
+        "{out}"
+    );
+}
+
+/// Issue 31: docs/weak-memory.md's count of weak-memory results is the
+/// number of corpus files whose outcome LKMM allows and SC forbids.
+#[test]
+fn the_docs_count_of_weak_memory_results_is_the_sc_forbidden_ones() {
+    let all = files(&docs_litmus());
+    let tests: Vec<&String> = all
+        .iter()
+        .filter(|(n, _)| n.ends_with(".litmus"))
+        .map(|(_, t)| t)
+        .collect();
+    let sc = |t: &str| {
+        t.lines()
+            .find_map(|l| l.split("every SC interleaving (DFS): ").nth(1))
+            .and_then(|r| Observation::parse(r.split_whitespace().next()?))
+    };
+    let weak = tests
+        .iter()
+        .filter(|t| expected(t) == Some(Sometimes) && sc(t) == Some(Never))
+        .count();
+    let md =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/weak-memory.md"))
+            .expect("weak-memory.md")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+    let claim = format!(
+        "{weak} of the {} tests are weak-memory results",
+        tests.len()
+    );
+    assert!(
+        md.contains(&claim),
+        "docs/weak-memory.md does not say {claim:?}"
+    );
+    assert!(
+        tests.iter().all(|t| sc(t).is_some()),
+        "a corpus file without an SC line"
     );
 }

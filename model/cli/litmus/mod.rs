@@ -11,6 +11,7 @@ use crate::report::litmus::herd as litmus_herd;
 
 pub mod corpus;
 pub mod findings;
+pub mod found;
 
 use corpus as litmus_corpus;
 
@@ -21,7 +22,8 @@ pub struct LitmusArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Run herd7 on every .litmus file of the corpus and compare its
-    /// Observation with the file's `Result:`.
+    /// Observation with the file's `Result:` and test name, and its `Flag`
+    /// lines with the header's `Flag:` lines.
     #[arg(long)]
     pub check: bool,
     /// The corpus --check reads [default: --out's DIR, else docs/litmus].
@@ -150,10 +152,17 @@ fn check(herd7: &Path, lkmm: &Path, dir: &Path) -> Result<ExitCode, String> {
             continue;
         };
         match litmus_herd::run(herd7, lkmm, f) {
-            Ok(o) if o == expected => println!("{file}: {o}, as expected"),
-            Ok(o) => {
-                println!("{file}: herd7 says {o}, the header expects {expected}");
-                bad += 1;
+            Ok(a) => {
+                let o = a.observation;
+                if let Some(why) = litmus_herd::unexpected(&text, &a) {
+                    println!("{file}: {why}");
+                    bad += 1;
+                } else if o == expected {
+                    println!("{file}: {o}, as expected");
+                } else {
+                    println!("{file}: herd7 says {o}, the header expects {expected}");
+                    bad += 1;
+                }
             }
             Err(why) => {
                 println!("{file}: {why}");

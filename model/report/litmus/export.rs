@@ -20,10 +20,20 @@
 //!   `cgroup_rstat_lock` (`state_prev`, `state_pending`) are left out, as
 //!   are `jiffies_64` and the delayed work's timer. Per-CPU counters
 //!   `state[]` become ordinary shared variables (`state0`, `state1`, ...)
-//!   written with `WRITE_ONCE` by their owner, so the owner's
-//!   `__this_cpu_add` is a store of the running sum.
-//! - The aggregate's `+=` under the lock is a `WRITE_ONCE` of the new value;
+//!   written with plain stores by their owner, so the owner's
+//!   `__this_cpu_add` (a per-CPU operation, not atomic against other CPUs)
+//!   is a plain store of the running sum; v6.17's `this_cpu_add_return` and
+//!   `this_cpu_xchg` of `stats_updates` are plain too.
+//! - The aggregate's `+=` under the lock is a plain store of the new value;
 //!   the flusher's own re-read of it is omitted (traces leave it out).
+//!   herd7 flags the races these plain accesses have; the header names
+//!   them and why the kernel has them ([`super::herd::race_note`]).
+//! - Dependency ordering is absent by design: paths are fixed and pointers
+//!   are integers, so no address, data or control dependency orders
+//!   anything.
+//! - The header states whether the outcome is reachable under SC (the
+//!   project's DFS of the exported test, [`sc_verdict`]): only an
+//!   SC-forbidden outcome LKMM allows is a weak-memory result.
 //! - Initial values are inferred: a value a load returned that no store
 //!   before it in the trace wrote is the variable's initial value (the
 //!   model starts `flush_next_time` at -1, the llist heads at 1, NULL).
@@ -35,7 +45,7 @@
 //! **Slicing.** A trace touching more than [`MAX_VARIABLES`] shared
 //! variables is cut down to the accesses that make the outcome:
 //! - If some load returned a value other than the last one stored before it
-//!   in the trace (a load only weak memory allows), the test keeps that
+//!   in the trace (a stale load), the test keeps that
 //!   variable and every variable on which the two threads communicate
 //!   between the store the load missed and the load (a message-passing
 //!   flag, or a store-buffering partner), the threads involved, the locks
@@ -101,7 +111,7 @@ struct Slice {
     why: String,
 }
 
-/// The race of the first load only weak memory allows, if there is one:
+/// The race of the first stale load, if there is one:
 /// the load, the store it missed, and every pair of accesses by which the
 /// storing thread, after its store, communicates with the loading thread
 /// before its load (a message-passing flag, a store-buffering partner).
@@ -130,8 +140,9 @@ fn weak_slice(accs: &[Acc]) -> Option<Slice> {
         }
     }
     let why = format!(
-        "the first load only weak memory allows ({}'s load of {x}, which misses {}'s \
-         store) and what orders the two threads around it (on {})",
+        "the first stale load ({}'s load of {x}, which misses {}'s store, the \
+         last one before it in the trace) and what orders the two threads \
+         around it (on {})",
         t,
         u,
         vars.join(", ")
@@ -302,6 +313,22 @@ fn build(
     }
     let mut prog = Program::new(name).expect(Observation::Sometimes);
     let mut p = 0;
+    // main runs after every thread has joined: reads only, it becomes
+    // LKMM's final-state condition (`x=v`), not one more thread.
+    let mut finals: BTreeMap<String, i64> = BTreeMap::new();
+    if let Some(list) = per_actor.get(&Actor::Main) {
+        let quiescent = list.iter().all(|a| {
+            a.var().is_none() || (matches!(a.instr, Ok(Instr::Load { .. })) && a.reg_val.is_some())
+        });
+        if quiescent {
+            for a in list.iter() {
+                if let (Some(v), Some(x)) = (a.var(), a.reg_val) {
+                    finals.insert(v.to_string(), x);
+                }
+            }
+            per_actor.remove(&Actor::Main);
+        }
+    }
     for (actor, list) in per_actor {
         // A barrier orders something only between two kept accesses.
         let first = list.iter().position(|a| a.var().is_some());
@@ -334,6 +361,24 @@ fn build(
         p += 1;
     }
     let used = prog.types()?;
+    let mut quiescent = Vec::new();
+    for (var, val) in finals {
+        // A variable no thread touches has no place in `exists`.
+        if used.contains_key(&var) {
+            quiescent.push(format!("{var}={val}"));
+            prog.exists.push(super::prog::Cond::Var { var, val });
+        }
+    }
+    if !quiescent.is_empty() {
+        prog.doc.extend(crate::observe::record::wrap(
+            &format!(
+                "main's reads after joining every thread are final-state \
+                 conditions ({}), not one more thread.",
+                quiescent.join(", ")
+            ),
+            70,
+        ));
+    }
     for (v, x) in init {
         if used.contains_key(&v) && x != 0 {
             prog.init.insert(v, x);
@@ -362,11 +407,13 @@ fn set_reg(i: &mut Instr, r: usize) {
 
 /// The header lines every export carries.
 fn generated_note(prog: &mut Program) {
-    prog.doc.extend([
-        "flushcheck observed these values. Generated from a flushcheck trace:".to_string(),
-        "each thread's path is fixed to the traced one (the C code's tests".to_string(),
-        "are not here, only their loads).".to_string(),
-    ]);
+    prog.doc.extend(crate::observe::record::wrap(
+        "Generated from a flushcheck trace: each thread's path is fixed to the traced \
+         one (the C code's tests are not here, only their loads), so no \
+         address, data or control dependency orders anything (absent by \
+         design: paths are fixed, pointers are integers).",
+        70,
+    ));
 }
 
 /// The litmus test of `steps` as a [`Program`], sliced if the trace
@@ -430,7 +477,85 @@ fn sliced(name: &str, accs: &[Acc], slice: Slice) -> Result<Program, String> {
     Ok(prog)
 }
 
-/// The litmus test for `steps`, or why none is exported.
+/// Every sequentially consistent interleaving (shuttle's DFS, sleep sets).
+pub fn sc_backend() -> crate::explore::Backend {
+    crate::explore::Backend::ShuttleDfs {
+        max_schedules: 1_000_000,
+        sleep_sets: true,
+        stateful: false,
+        symmetry: false,
+        workers: 1,
+    }
+}
+
+/// The header line an export starts its SC verdict with.
+pub const SC_LINE: &str = "every SC interleaving (DFS):";
+
+/// `prog` run over every SC interleaving, in the words of the corpus's
+/// headers (`every SC interleaving (DFS): Never (9 executions, 3
+/// outcomes)`), and whether its outcome is SC-reachable (`None`: not
+/// measured, the line says why).
+pub fn sc_verdict(prog: &Program) -> (String, Option<bool>) {
+    let budget = std::time::Duration::from_secs(20);
+    match super::run::measure(prog, &sc_backend(), budget) {
+        Ok(m) if m.finished => {
+            let o = m.observation(&prog.target());
+            let line = format!(
+                "{SC_LINE} {o} ({} executions, {} outcomes)",
+                m.executions,
+                m.outcomes.len()
+            );
+            (line, Some(o != Observation::Never))
+        }
+        Ok(m) => (
+            format!(
+                "{SC_LINE} not finished in 20 s ({} executions)",
+                m.executions
+            ),
+            None,
+        ),
+        Err(e) => (format!("{SC_LINE} not run: {e}"), None),
+    }
+}
+
+/// The litmus test for `steps`, or why none is exported. Its header
+/// states whether the outcome is reachable under SC (the project's own
+/// DFS of the exported test): only an SC-forbidden outcome LKMM allows is
+/// a weak-memory result.
 pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
-    program(name, steps)?.render()
+    let mut prog = program(name, steps)?;
+    let (line, reachable) = sc_verdict(&prog);
+    let stale = first_stale_load(&accesses(steps)).is_some();
+    let what = match reachable {
+        Some(true) if stale => {
+            "The outcome is reachable under SC: this test shows the trace's \
+             values, not weak memory, and herd7's Sometimes says no more; the \
+             trace has a stale load, but this test could not keep what made \
+             it weak-memory only."
+        }
+        Some(true) => {
+            "The outcome is reachable under SC: this test shows the trace's \
+             values, not weak memory, and herd7's Sometimes says no more."
+        }
+        Some(false) => {
+            "The outcome is forbidden under SC: if herd7 answers Sometimes, \
+             LKMM allows what SC forbids, a weak-memory result."
+        }
+        None => "Whether SC reaches the outcome was not measured.",
+    };
+    let mut head = crate::observe::record::wrap(
+        "The Result above states the values flushcheck observed, not an \
+         LKMM expectation: herd7 answers whether LKMM allows them.",
+        70,
+    );
+    head.push(line);
+    head.extend(crate::observe::record::wrap(what, 70));
+    head.push(String::new());
+    let races = super::herd::race_note(&prog);
+    if !races.is_empty() {
+        head.extend(races);
+        head.push(String::new());
+    }
+    prog.doc.splice(0..0, head);
+    prog.render()
 }

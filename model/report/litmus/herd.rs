@@ -3,12 +3,17 @@
 //! herd7 prints, per test, a line `Observation NAME Never|Sometimes|Always
 //! P N` (P executions satisfy `exists`, N do not). A file states the result
 //! it expects in its header comment, ` * Result: Sometimes`, as the files
-//! of tools/memory-model/litmus-tests do.
+//! of tools/memory-model/litmus-tests do. herd7 also prints `Flag NAME`
+//! (LKMM's `data-race`, for one) when some execution the model allows has
+//! the flagged property; a file names the flags it expects in a header
+//! line ` * Flag: NAME`, and an unexpected flag is a failure: a racy test's
+//! verdict carries no LKMM guarantee.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::prog::Observation;
+use super::prog::{Observation, Program};
 
 /// Every `Observation NAME RESULT` line of herd7's output.
 pub fn observations(stdout: &str) -> Vec<(String, Observation)> {
@@ -23,6 +28,70 @@ pub fn observations(stdout: &str) -> Vec<(String, Observation)> {
             Some((name, Observation::parse(w.next()?)?))
         })
         .collect()
+}
+
+/// herd7's answer on one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// The test name of the `Observation` line.
+    pub name: String,
+    /// The verdict.
+    pub observation: Observation,
+    /// Every `Flag NAME` line's name, in order.
+    pub flags: Vec<String>,
+}
+
+/// Every `Flag NAME` line of herd7's output.
+pub fn flags(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("Flag")).then(|| w.next().map(str::to_string))?
+        })
+        .collect()
+}
+
+/// The flags a litmus file's header expects (` * Flag: NAME ...` lines,
+/// the first word after `Flag:`).
+pub fn expected_flags(text: &str) -> Vec<String> {
+    text.lines()
+        .take_while(|l| !l.trim_start().starts_with('{'))
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix("* Flag:")?;
+            rest.split_whitespace().next().map(str::to_string)
+        })
+        .collect()
+}
+
+/// What is wrong with herd7's `answer` on the file `text`: a name other
+/// than the file's test, or a flag the header does not expect.
+pub fn unexpected(text: &str, answer: &Answer) -> Option<String> {
+    let want = name(text).unwrap_or_default();
+    if answer.name != want {
+        return Some(format!(
+            "herd7's Observation names the test {}, the file is {want}",
+            answer.name
+        ));
+    }
+    let allowed = expected_flags(text);
+    let extra: Vec<&str> = answer
+        .flags
+        .iter()
+        .filter(|f| !allowed.contains(f))
+        .map(String::as_str)
+        .collect();
+    (!extra.is_empty()).then(|| {
+        format!(
+            "herd7 flags {} (the header expects {})",
+            extra.join(", "),
+            if allowed.is_empty() {
+                "no flag".to_string()
+            } else {
+                allowed.join(", ")
+            }
+        )
+    })
 }
 
 /// The result a litmus file's header expects (`Result: ...`), if it states
@@ -41,8 +110,8 @@ pub fn name(text: &str) -> Option<&str> {
     text.lines().next()?.strip_prefix("C ").map(str::trim)
 }
 
-/// herd7's verdict on one file, or why there is none.
-pub fn run(herd7: &Path, lkmm: &Path, file: &Path) -> Result<Observation, String> {
+/// herd7's answer on one file, or why there is none.
+pub fn run(herd7: &Path, lkmm: &Path, file: &Path) -> Result<Answer, String> {
     let file: PathBuf =
         std::fs::canonicalize(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let out = Command::new(herd7)
@@ -53,7 +122,11 @@ pub fn run(herd7: &Path, lkmm: &Path, file: &Path) -> Result<Observation, String
         .map_err(|e| format!("cannot run {}: {e}", herd7.display()))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     match observations(&stdout).first() {
-        Some((_, o)) => Ok(*o),
+        Some((n, o)) => Ok(Answer {
+            name: n.clone(),
+            observation: *o,
+            flags: flags(&stdout),
+        }),
         None => {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let why = stderr
@@ -224,4 +297,122 @@ pub fn check_syntax(text: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The variables on which `prog` has a data race in LKMM's sense, as this
+/// crate tells it without herd7: two threads access the variable, one
+/// writes, one access is plain, and no lock held around both orders them
+/// (a trylock counts as held where `exists` says it succeeded). With the
+/// paths fixed and no conditionals, some execution leaves such a pair
+/// unordered, so herd7 flags it; the list may name more than herd7 flags,
+/// never fewer.
+pub fn plain_races(prog: &Program) -> Vec<String> {
+    use super::prog::{Cond, Instr, Load, Store};
+    // Per thread: (variable, writes, plain, locks held).
+    let mut accs: Vec<Vec<(String, bool, bool, BTreeSet<String>)>> = Vec::new();
+    for (t, th) in prog.threads.iter().enumerate() {
+        let mut held = BTreeSet::new();
+        let mut list = Vec::new();
+        for i in &th.body {
+            let Some(v) = i.var() else { continue };
+            let (write, plain) = match i {
+                Instr::Lock(l) => {
+                    held.insert(l.clone());
+                    continue;
+                }
+                Instr::Unlock(l) => {
+                    held.remove(l);
+                    continue;
+                }
+                Instr::Trylock { var, reg } => {
+                    let ok = prog.exists.iter().any(|c| {
+                        matches!(c, Cond::Reg { thread, reg: r, val: 1 } if *thread == t && r == reg)
+                    });
+                    if ok {
+                        held.insert(var.clone());
+                    }
+                    continue;
+                }
+                Instr::IsLocked { .. } => continue,
+                Instr::Load { load, .. } => (false, *load == Load::Plain),
+                Instr::Store { store, .. } => (true, *store == Store::Plain),
+                _ => (true, false),
+            };
+            list.push((v.to_string(), write, plain, held.clone()));
+        }
+        accs.push(list);
+    }
+    let mut out = BTreeSet::new();
+    for (t, a) in accs.iter().enumerate() {
+        for b in accs.iter().skip(t + 1) {
+            for (v, wa, pa, ha) in a {
+                for (w, wb, pb, hb) in b {
+                    if v == w && (*wa || *wb) && (*pa || *pb) && ha.is_disjoint(hb) {
+                        out.insert(v.clone());
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The header lines of a test with plain races ([`plain_races`]): the
+/// `Flag: data-race` herd7 is expected to print, and why the kernel has
+/// the race; none for a race-free test.
+pub fn race_note(prog: &Program) -> Vec<String> {
+    let races = plain_races(prog);
+    if races.is_empty() {
+        return Vec::new();
+    }
+    let kind = |v: &str| {
+        let base = v.split_once('_').map_or(v, |(m, rest)| {
+            if m.starts_with('m') && m[1..].chars().all(|c| c.is_ascii_digit()) {
+                rest
+            } else {
+                v
+            }
+        });
+        if base.starts_with("state") {
+            "state"
+        } else if base == "agg" {
+            "agg"
+        } else if base.starts_with("updates") {
+            "updates"
+        } else {
+            "other"
+        }
+    };
+    let kinds: BTreeSet<&str> = races.iter().map(|v| kind(v)).collect();
+    let mut text = format!(
+        "Flag: data-race (expected: plain accesses to {} race with another \
+         thread's).",
+        races.join(", ")
+    );
+    if kinds.contains("state") {
+        text += " The owner's __this_cpu_add() to its counter, a per-CPU \
+                 operation not atomic against other CPUs, is plain, and \
+                 mem_cgroup_css_rstat_flush() reads the counter remotely with \
+                 READ_ONCE(): the kernel marks only the reader, and of the \
+                 update/flush race cgroup_rstat_updated() says \"This may race \
+                 leading to temporary inaccuracies, which is fine.\"";
+    }
+    if kinds.contains("agg") {
+        text += " The flusher's `+=` of the aggregate under cgroup_rstat_lock \
+                 is plain, and memcg_page_state() reads it without the lock \
+                 with READ_ONCE(): a race the kernel accepts by marking the \
+                 reader.";
+    }
+    if kinds.contains("updates") {
+        text += " The owner's this_cpu_add_return()/this_cpu_xchg() of \
+                 stats_updates are per-CPU operations, not atomic against the \
+                 flusher's remote WRITE_ONCE() reset: a race of the kernel's \
+                 own, not one the export adds.";
+    }
+    if kinds.contains("other") {
+        text += " Any other plain race is the variant's own (a mutant's bug, \
+                 or a finding), not one the kernel accepts.";
+    }
+    text += " A racy test's verdict carries no LKMM guarantee.";
+    crate::observe::record::wrap(&text, 70)
 }
