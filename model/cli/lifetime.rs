@@ -48,6 +48,48 @@ pub struct LifetimeArgs {
     /// Print the cells as JSON (the matrix's cell format).
     #[arg(long)]
     pub json: bool,
+    /// Run one configuration of your own instead of the suite's entries
+    /// (`life-custom`): the CPUs charge the child through a folio's
+    /// reference instead of the objcg under RCU.
+    #[arg(long)]
+    pub folio: bool,
+    /// `life-custom`: the parent is removed too, concurrently.
+    #[arg(long)]
+    pub parent_dies: bool,
+    /// `life-custom`: charging CPUs (1 or 2).
+    #[arg(long)]
+    pub cpus: Option<usize>,
+    /// `life-custom`: without the periodic flush.
+    #[arg(long)]
+    pub no_periodic: bool,
+}
+
+/// The `life-custom` entry the configuration flags ask for, if any.
+fn custom(args: &LifetimeArgs, suite: &Suite) -> Result<Option<crate::check::Entry>, String> {
+    if !(args.folio || args.parent_dies || args.cpus.is_some() || args.no_periodic) {
+        return Ok(None);
+    }
+    let cpus = args.cpus.unwrap_or(1);
+    if !(1..=2).contains(&cpus) {
+        return Err(format!(
+            "--cpus {cpus}: a lifetime configuration has 1 or 2 charging CPUs (loom's thread limit)"
+        ));
+    }
+    let death = crate::config::Death {
+        parent_dies: args.parent_dies,
+        folio: args.folio,
+    };
+    let mut e = suite
+        .entries
+        .first()
+        .cloned()
+        .ok_or("lifetime: the suite has no lifetime entry")?;
+    e.name = "life-custom".into();
+    e.why = "given on the command line".into();
+    e.cfg = crate::config::Config::lifetime(cpus, death)
+        .vals(&[1])
+        .periodic(!args.no_periodic);
+    Ok(Some(e))
 }
 
 /// `flushcheck lifetime`.
@@ -62,6 +104,9 @@ pub fn lifetime(args: &LifetimeArgs, registry: &[Variant]) -> Result<ExitCode, S
     };
     let mut suite = Suite::standard(&sizes);
     suite.entries.retain(|e| e.applies_to(Family::Lifetime));
+    if let Some(e) = custom(args, &suite)? {
+        suite.entries = vec![e];
+    }
     let forms: Vec<Variant> = registry
         .iter()
         .filter(|v| v.family == Family::Lifetime)
