@@ -81,7 +81,7 @@ fn variants_lists_the_registry_with_lineage_kind_and_twin() {
 
 /// examples/v6_4_variant.rs, written from docs/extending.md's names
 /// (`v6_4_flushers!`, twin `v6.4-no-skip`), holds on the pair entry and
-/// its hints name the example, not flushcheck.
+/// its --version names the example, not flushcheck.
 #[test]
 fn a_v6_4_variant_from_the_guide_holds() {
     let exe = std::env::current_exe().expect("test binary");
