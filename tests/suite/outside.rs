@@ -78,3 +78,42 @@ fn variants_lists_the_registry_with_lineage_kind_and_twin() {
         .find(|r| r["updated_tree"] == true && r["twin"] == "v6.8-tree-mb-no-skip");
     assert!(tree_mb.is_some(), "an updated-tree form with its twin");
 }
+
+/// examples/v6_4_variant.rs, written from docs/extending.md's names
+/// (`v6_4_flushers!`, twin `v6.4-no-skip`), holds on the pair entry and
+/// its --version names the example, not flushcheck.
+#[test]
+fn a_v6_4_variant_from_the_guide_holds() {
+    let exe = std::env::current_exe().expect("test binary");
+    let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir");
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--release",
+            "--example",
+            "v6_4_variant",
+            "--target-dir",
+        ])
+        .arg(profile.parent().expect("target dir"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RUSTC_BOOTSTRAP")
+        .status()
+        .expect("cargo");
+    assert!(status.success());
+    let bin = profile.join("examples").join("v6_4_variant");
+    let out = Command::new(&bin)
+        .args(["--variant", "v6.4-restated", "--entry", "pair"])
+        .output()
+        .expect("example");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("v6.4-restated  holds every property it must"),
+        "{text}"
+    );
+    let version = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .expect("example");
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("v6_4_variant "));
+}

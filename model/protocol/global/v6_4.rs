@@ -186,7 +186,7 @@ impl Memcontrol for V6_4 {
     fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
         memcg_rstat_updated(self, mm, memcg, val);
     }
-    crate::v6_4_flushers!();
+    v6_4_flushers!();
 }
 
 /// v6.4 without 873f64b791a2's skip: every batch is added to
@@ -204,5 +204,5 @@ impl Memcontrol for NoSkip {
         // v5.19's updater: the trait's default method.
         V5_19.memcg_rstat_updated(mm, memcg, val);
     }
-    crate::v6_4_flushers!();
+    v6_4_flushers!();
 }
