@@ -142,10 +142,7 @@ fn the_witness_replays_and_exports_as_store_buffering() {
     // then its load of updated_next, the flusher's unlink then its load of
     // the counter, from the state after the first update (issue 20).
     for lines in [
-        [
-            "\tWRITE_ONCE(*state0, 2);",
-            "\tr0 = READ_ONCE(*updated_next0);",
-        ],
+        ["\t*state0 = 2;", "\tr0 = READ_ONCE(*updated_next0);"],
         [
             "\tWRITE_ONCE(*updated_next0, 0);",
             "\tr0 = READ_ONCE(*state0);",
@@ -211,7 +208,7 @@ fn the_llist_witness_exports_as_store_buffering_on_the_node() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     for needle in [
         "{ lnode_next0=1; state0=1; }",
-        "\tWRITE_ONCE(*state0, 2);\n\tr0 = READ_ONCE(*lnode_next0);",
+        "\t*state0 = 2;\n\tr0 = READ_ONCE(*lnode_next0);",
         "\tWRITE_ONCE(*lnode_next0, 0);",
         "\tr0 = READ_ONCE(*state0);",
         "exists (0:r0=1 /\\ 1:r0=1)",

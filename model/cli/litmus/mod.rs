@@ -182,10 +182,11 @@ fn check(herd7: &Path, lkmm: &Path, dir: &Path) -> Result<ExitCode, String> {
     })
 }
 
-/// The whole corpus, findings first.
-/// The whole corpus: the findings, then the shapes.
+/// The whole corpus: the findings (with the node-found tests), then the
+/// shapes.
 pub fn corpus(budget: Duration) -> Result<Vec<corpus::Entry>, String> {
     let mut out = findings::findings(budget)?;
+    out.extend(found::found(budget)?);
     out.extend(corpus::shapes(budget)?);
     Ok(out)
 }

@@ -299,6 +299,10 @@ pub fn check_syntax(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// One access of a thread: the variable, whether it writes, whether it is
+/// plain, the locks held.
+type Access = (String, bool, bool, BTreeSet<String>);
+
 /// The variables on which `prog` has a data race in LKMM's sense, as this
 /// crate tells it without herd7: two threads access the variable, one
 /// writes, one access is plain, and no lock held around both orders them
@@ -308,8 +312,7 @@ pub fn check_syntax(text: &str) -> Result<(), String> {
 /// never fewer.
 pub fn plain_races(prog: &Program) -> Vec<String> {
     use super::prog::{Cond, Instr, Load, Store};
-    // Per thread: (variable, writes, plain, locks held).
-    let mut accs: Vec<Vec<(String, bool, bool, BTreeSet<String>)>> = Vec::new();
+    let mut accs: Vec<Vec<Access>> = Vec::new();
     for (t, th) in prog.threads.iter().enumerate() {
         let mut held = BTreeSet::new();
         let mut list = Vec::new();
