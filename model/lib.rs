@@ -49,7 +49,7 @@
 //! documented here: the lineage traits and kernel versions
 //! ([`protocol`]), the kernel idioms ([`kernel`]), properties and coverage
 //! events ([`observe`]), configurations ([`config`], [`check`]), backends
-//! ([`explore::Backend`]) and [`main_with`] (`cli::main_with`), which runs
+//! ([`explore::Backend`]), the `#[test]` entry point ([`testing`]) and [`main_with`] (`cli::main_with`), which runs
 //! `flushcheck` with variants and properties of one's own. Modules and items hidden
 //! from this documentation (`drive`, `measure`, `report`, `oracle`,
 //! `guest`, `cli`'s subcommands, the search engines under
@@ -80,8 +80,11 @@ pub mod report;
 pub mod vocab;
 
 pub use check::run::Verdict;
-pub use cli::{main_with, main_with_properties};
+pub use cli::{main_with, main_with_properties, registry};
 pub use config::Config;
+/// The `#[test]` entry point for variants outside the crate (`Check`,
+/// `Verdicts`; docs/extending.md).
+pub use drive::testing;
 #[doc(hidden)]
 pub use drive::{Cell, Plan};
 pub use explore::{Backend, Platform};

@@ -1,6 +1,6 @@
 //! The test API from an outside crate: `cargo test --release`.
 
-use memcg_flush_model::drive::testing::Check;
+use memcg_flush_model::testing::Check;
 use memcg_flush_model::vocab::BackendName;
 use memcg_flush_model::Property;
 use outside_variants::{never_counts, restated};
