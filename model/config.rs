@@ -128,6 +128,22 @@ impl Default for Config {
 /// The builder: `Config::default().cpus(3).batch(2).vals(&[1])`, one
 /// method per field, so that adding a field touches this file alone.
 impl Config {
+    /// The per-CPU charge lists as `--charge` takes them: memcgs of a CPU
+    /// joined by `:`, CPUs by `,`.
+    pub fn charges_text(&self) -> String {
+        let per_cpu: Vec<String> = self
+            .charges
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(":")
+            })
+            .collect();
+        per_cpu.join(",")
+    }
+
     /// Set [`Config::cpus`].
     pub fn cpus(mut self, n: usize) -> Self {
         self.cpus = n;
@@ -497,17 +513,7 @@ impl fmt::Display for Config {
             write!(f, " tree={}", list(&self.tree))?;
         }
         if !self.charges.is_empty() {
-            let per_cpu: Vec<String> = self
-                .charges
-                .iter()
-                .map(|l| {
-                    l.iter()
-                        .map(|m| m.to_string())
-                        .collect::<Vec<_>>()
-                        .join(":")
-                })
-                .collect();
-            write!(f, " charge={}", per_cpu.join(","))?;
+            write!(f, " charge={}", self.charges_text())?;
         } else if !self.charge.is_empty() {
             write!(f, " charge={}", list(&self.charge))?;
         }

@@ -173,17 +173,7 @@ pub fn flags(cfg: &Config) -> String {
         add("tree", list(&cfg.tree));
     }
     if !cfg.charges.is_empty() {
-        let per_cpu: Vec<String> = cfg
-            .charges
-            .iter()
-            .map(|l| {
-                l.iter()
-                    .map(|m| m.to_string())
-                    .collect::<Vec<_>>()
-                    .join(":")
-            })
-            .collect();
-        add("charge", per_cpu.join(","));
+        add("charge", cfg.charges_text());
     } else if !cfg.charge.is_empty() {
         add("charge", list(&cfg.charge));
     }
