@@ -30,7 +30,7 @@
 //! - floor 3: [`check`], one run: the scenarios, the suite, a run, the
 //!   derived worst case.
 //! - floor 3 also: [`oracle`], the model's predictions for the real-kernel
-//!   scenarios (probe/scenarios.json) and their comparison with what a
+//!   scenarios (model/oracle/scenarios.json) and their comparison with what a
 //!   kernel showed.
 //! - floor 4: [`drive`], what combines runs (the plan, the matrix, cells,
 //!   the loom differential, fuzzing, explain's search); [`measure`],

@@ -34,7 +34,7 @@ pub struct KernelsArgs {
     /// [default: 1,2,4].
     #[arg(long, value_delimiter = ',')]
     pub cpus: Vec<usize>,
-    /// Scenarios to run (probe/scenarios.json), comma-separated [default:
+    /// Scenarios to run (model/oracle/scenarios.json), comma-separated [default:
     /// all].
     #[arg(long, value_delimiter = ',')]
     pub scenario: Vec<String>,

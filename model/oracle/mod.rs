@@ -2,7 +2,7 @@
 //! scenario, and its comparison with what a kernel showed
 //! (docs/real-kernels.md).
 //!
-//! A scenario ([`spec`], read from `probe/scenarios.json`, the file the
+//! A scenario ([`spec`], read from `model/oracle/scenarios.json`, the file the
 //! probe runs too) is a task pinned to a CPU charging memcgs in known units
 //! and reading memory.stat. [`charge`] turns each unit into the
 //! `memcg_rstat_updated()` calls the kernel makes for it (derived from

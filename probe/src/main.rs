@@ -11,7 +11,10 @@
 //! them, so that what a memcg is charged is the scenario's charges and
 //! nothing of the probe's own (docs/real-kernels.md).
 
-#[allow(dead_code)] // shared with the model crate, which uses every item
+// The scenario types are the model crate's own (`memcg_flush_model::oracle::spec`):
+// the same file, compiled here as a module, so the probe needs no copy.
+#[allow(dead_code)] // the model crate uses every item; the probe only some
+#[path = "../../model/oracle/spec.rs"]
 mod scenario;
 
 use std::collections::BTreeMap;
