@@ -371,6 +371,8 @@ fn rows_of(
             observed: "-".into(),
             verdict: Verdict::Failed,
             note,
+            judged: crate::oracle::Judged::Fitted,
+            discriminating: false,
         });
     }
     rows

@@ -58,6 +58,19 @@ pub fn parse(text: &str) -> Result<Console, String> {
 pub fn read(text: &str) -> Console {
     let mut c = Console::default();
     for line in text.lines() {
+        if let Some(at) = line.find(crate::oracle::trace::FCE) {
+            match crate::oracle::trace::parse_fce(&line[at..]) {
+                Some(e) => c.obs.events.push(e),
+                None => c.garbled.push(line.trim_end().to_string()),
+            }
+            continue;
+        }
+        if let Some(at) = line.find("FCR ") {
+            if crate::oracle::trace::parse_fcr(&line[at..], &mut c.obs.repro).is_none() {
+                c.garbled.push(line.trim_end().to_string());
+            }
+            continue;
+        }
         let Some(at) = line.find(MARK) else {
             continue;
         };

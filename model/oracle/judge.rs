@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::charge::Kernel;
 use super::predict::{predict_with, uses_slab, Predicted, ReadAt, Setup};
+pub use super::replay::Judged;
+use super::replay::{Lineage, Replay, Replayed};
 use super::spec::{Done, Hello, ReadRecord, Scenario, Start};
 
 /// What one boot of a kernel printed: the probe's records, parsed.
@@ -17,6 +19,12 @@ pub struct Observation {
     pub reads: Vec<ReadRecord>,
     /// How each scenario ended.
     pub done: Vec<Done>,
+    /// The kernel's trace of the whole boot (`FCE` lines), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<super::trace::Event>,
+    /// The C reproducer's run, if the harness asked for one.
+    #[serde(default)]
+    pub repro: super::trace::Repro,
 }
 
 /// A row's verdict.
@@ -55,6 +63,21 @@ pub struct Row {
     /// For `Explained`, `Disagree` and `Failed`: why, one line.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// How it was judged: `exact` (the kernel's trace replayed),
+    /// `calibrated` (the same, with one unseen input set once per boot),
+    /// or `fitted` (no trace: the old start-state search, a diagnosis).
+    #[serde(default = "fitted")]
+    pub judged: Judged,
+    /// Whether the row tells the release's protocol from the others: the
+    /// same trace replayed with another lineage's protocol (v6.0, v6.8,
+    /// v6.17) disagrees. A row that every lineage agrees with is an
+    /// agreement that does not discriminate.
+    #[serde(default)]
+    pub discriminating: bool,
+}
+
+fn fitted() -> Judged {
+    Judged::Fitted
 }
 
 /// Judge every scenario of one boot against the scenarios that ship
@@ -78,6 +101,8 @@ pub fn judge_with(obs: &Observation, scenarios: &[Scenario]) -> Vec<Row> {
             observed: String::new(),
             verdict: Verdict::Failed,
             note: String::new(),
+            judged: Judged::Fitted,
+            discriminating: false,
         };
         let Some(s) = scenarios.iter().find(|s| s.name == done.s) else {
             row.note = format!("no scenario {:?} in the scenario file", done.s);
@@ -99,6 +124,29 @@ pub fn judge_with(obs: &Observation, scenarios: &[Scenario]) -> Vec<Row> {
             }
         };
         let reads: Vec<&ReadRecord> = obs.reads.iter().filter(|r| r.s == s.name).collect();
+        if obs.hello.trace == "none" {
+            row.note = format!(
+                "this kernel gives the probe no way to see a flush ({}): a row it cannot judge",
+                obs.hello.trace_why
+            );
+            rows.push(row);
+            continue;
+        }
+        if !obs.events.is_empty() {
+            match exact(s, obs, &reads, done) {
+                Ok(x) => {
+                    row.predicted = x.predicted;
+                    row.observed = x.observed;
+                    row.verdict = x.verdict;
+                    row.note = x.note;
+                    row.judged = x.judged;
+                    row.discriminating = x.discriminating;
+                }
+                Err(e) => row.note = e,
+            }
+            rows.push(row);
+            continue;
+        }
         let slots = obs
             .starts
             .iter()
@@ -378,4 +426,131 @@ pub fn explained(s: &Scenario, kernel: Kernel) -> Option<&'static str> {
         );
     }
     None
+}
+
+/// The outcome of an exact (traced) comparison.
+pub struct Exact {
+    /// The model's reads, summarised.
+    pub predicted: String,
+    /// The kernel's reads, summarised the same way.
+    pub observed: String,
+    /// Agree, or disagree at the first difference.
+    pub verdict: Verdict,
+    /// What was compared; the first difference.
+    pub note: String,
+    /// Exact or calibrated.
+    pub judged: Judged,
+    /// Whether another lineage's protocol disagrees with the same trace.
+    pub discriminating: bool,
+}
+
+/// The release (major, minor) of a `uname -r` string.
+pub fn release_of(release: &str) -> Option<(u32, u32)> {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The lineage of a release.
+pub fn lineage_of(release: (u32, u32)) -> Lineage {
+    if release < (6, 8) {
+        Lineage::Global
+    } else {
+        Lineage::PerMemcg
+    }
+}
+
+/// The protocols a trace is replayed with to see whether a row
+/// discriminates: one of each lineage the model has for real releases.
+pub const LINEAGES: [(&str, (u32, u32)); 3] = [("v6.0", (6, 1)), ("v6.8", (6, 12)), ("v6.17", (6, 16))];
+
+/// Judge scenario `s` of one boot from the kernel's trace.
+pub fn exact(
+    s: &Scenario,
+    obs: &Observation,
+    reads: &[&ReadRecord],
+    done: &Done,
+) -> Result<Exact, String> {
+    let release = release_of(&obs.hello.release)
+        .ok_or_else(|| format!("kernel release {:?}: no major.minor", obs.hello.release))?;
+    let variant = crate::protocol::catalogue::for_release(release.0, release.1)?;
+    let start = obs
+        .starts
+        .iter()
+        .find(|x| x.s == s.name)
+        .ok_or_else(|| format!("no start record for {}", s.name))?;
+    let replay = |variant: &crate::protocol::Variant, lineage: Lineage| -> Replayed {
+        Replay {
+            hello: &obs.hello,
+            release,
+            variant,
+            lineage,
+            start,
+            reads,
+            reader_pid: Some(1),
+            name: &s.name,
+        }
+        .run(&obs.events)
+    };
+    let own = replay(&variant, lineage_of(release));
+    let discriminating = LINEAGES.iter().any(|(name, rel)| {
+        if *name == variant.name {
+            return false;
+        }
+        crate::protocol::catalogue::by_name(name)
+            .map(|v| !replay(&v, lineage_of(*rel)).agrees())
+            .unwrap_or(false)
+    });
+    let judged = if lineage_of(release) == Lineage::Global && !own.uncalibrated.is_empty() {
+        Judged::Calibrated
+    } else {
+        Judged::Exact
+    };
+    let mut note = format!(
+        "{}: {} updates, {} gates ({} flushed), {} reads compared with {}",
+        judged.name(),
+        own.updates,
+        own.gates,
+        own.flushes,
+        own.reads,
+        variant.name
+    );
+    if own.foreign > 0 {
+        note.push_str(&format!(
+            "; {} flushes of the scenario's memcgs that no gate decided",
+            own.foreign
+        ));
+    }
+    if judged == Judged::Calibrated {
+        note.push_str(&format!(
+            "; 6.1's stats_updates of CPU {:?} not calibrated, taken as 0",
+            own.uncalibrated
+        ));
+    }
+    if done.overrun > 0 {
+        note.push_str(&format!(
+            "; {} trace events lost to a full ring buffer",
+            done.overrun
+        ));
+    }
+    if !discriminating {
+        note.push_str("; every lineage's protocol agrees (not discriminating)");
+    }
+    let verdict = match &own.difference {
+        None if done.overrun == 0 => Verdict::Agree,
+        None => Verdict::Disagree,
+        Some(d) => {
+            note = format!("{note}; first difference: {d}");
+            Verdict::Disagree
+        }
+    };
+    Ok(Exact {
+        predicted: summary(own.predicted.iter().copied()),
+        observed: summary(own.observed.iter().copied()),
+        verdict,
+        note,
+        judged,
+        discriminating,
+    })
 }

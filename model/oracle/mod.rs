@@ -15,6 +15,8 @@
 pub mod charge;
 pub mod judge;
 pub mod predict;
+pub mod replay;
 pub mod spec;
+pub mod trace;
 
-pub use judge::{judge, Observation, Row, Verdict};
+pub use judge::{judge, Judged, Observation, Row, Verdict};

@@ -264,6 +264,12 @@ pub fn predict_with(
                     preds.push(run.read(tree.id(cg), current, false, at.periodic_before));
                 }
             }
+            Op::Free { .. } => {
+                return Err(format!(
+                    "scenario {}: TODO(derivation of free) not derived yet",
+                    s.name
+                ))
+            }
         }
     }
     if let Some(r) = next.next() {
@@ -415,6 +421,12 @@ pub fn reads_of(s: &Scenario, cpus: usize, polls: usize) -> Vec<ReadAt> {
                 out.extend((1..=units).filter(|k| k % every == 0).map(|k| at(i, k)));
             }
             Op::Read { .. } => out.push(at(i, 0)),
+            Op::Free {
+                n,
+                read: Some(_),
+                every,
+                ..
+            } if *every > 0 => out.extend((1..=*n).filter(|k| k % every == 0).map(|k| at(i, k))),
             Op::Poll { .. } => out.extend((0..polls).map(|k| at(i, k))),
             _ => {}
         }

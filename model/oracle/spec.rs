@@ -89,6 +89,23 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "is_zero")]
         trace: usize,
     },
+    /// Free the `n` units of `kind` this scenario charged last, one at a
+    /// time, newest first: `madvise(MADV_DONTNEED)` of an anonymous page
+    /// or folio (`anon4k`, `mthp64k`, `thp`), `ftruncate()` of the memfd by
+    /// one page (`shmem4k`), `close()` of a kept descriptor (`open_keep`);
+    /// `open_close` holds nothing to free. Reads as for `charge`.
+    Free {
+        /// What one unit is.
+        kind: Unit,
+        /// How many units.
+        n: usize,
+        /// The memcg read between units, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        read: Option<String>,
+        /// Read after every this many units (0: never).
+        #[serde(default)]
+        every: usize,
+    },
     /// Read memcg `cg`'s memory.stat once.
     Read {
         /// The memcg.
@@ -186,6 +203,10 @@ pub struct ReadRecord {
     pub cg: String,
     /// Microseconds since the scenario started.
     pub t: u64,
+    /// The read's number in its scenario (0, 1, ...): the probe marks the
+    /// trace with it just before the read (`fcp r <s> <i>`).
+    #[serde(default)]
+    pub i: usize,
     /// memory.stat's `anon`, in pages.
     pub anon: u64,
     /// memory.stat's `shmem`, in pages.
@@ -223,6 +244,29 @@ pub struct Hello {
     /// (empty: no anonymous mTHP).
     #[serde(default)]
     pub mthp: String,
+    /// How the update stream and the flushes are recorded:
+    /// `tracepoints` (the memcg tracepoints, 6.16 on), `kprobes` (kprobes
+    /// with fetch arguments at BTF offsets: 6.1, 6.12), or `none` (no
+    /// flush can be seen; the rows fail). Empty in consoles of probes that
+    /// did not trace.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub trace: String,
+    /// Why nothing could be traced, if so.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub trace_why: String,
+    /// The trace events enabled (`memcg/mod_memcg_state`, `fcp/fcp_ml`;
+    /// a leading `!` where registering failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<String>,
+    /// Stat item numbers by name, from the kernel's BTF
+    /// (`NR_ANON_MAPPED`, `MEMCG_KMEM`, `PGFAULT`, ...).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub items: std::collections::BTreeMap<String, i64>,
+    /// What the traced update values are: `pages` (as
+    /// `memcg_rstat_updated()` receives them: the tracepoints) or `raw` (as
+    /// the update function was called: bytes for byte-sized items).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub vals: String,
 }
 
 /// What the probe prints when a scenario's charges begin (after its
@@ -244,6 +288,11 @@ pub struct Start {
     /// 0 if unreadable).
     #[serde(default)]
     pub dentry: usize,
+    /// Cgroup ids (kernfs ids, as the trace names memcgs) of the scenario's
+    /// memcgs by path, of its own directory (`.`) and of the probe's base
+    /// directory (`..`); the root memcg is 1.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub ids: std::collections::BTreeMap<String, u64>,
 }
 
 /// What the probe prints per scenario after its reads: the update calls
@@ -259,6 +308,14 @@ pub struct Done {
     pub error: String,
     /// Microseconds the scenario took.
     pub t: u64,
+    /// Trace events lost to a full ring buffer while it ran (the stream
+    /// then is not whole).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub overrun: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The scenario file that ships with the crate.

@@ -2,14 +2,16 @@
 //!
 //! As a guest's `/init` (pid 1) it mounts what it needs, runs the scenarios
 //! the harness put in `/plan.json` (every scenario if there is none),
-//! prints one `FCP {json}` line per read, and powers the guest off. As root
-//! on the machine's own kernel (`flushprobe --host`), it runs them below a
-//! cgroup of its own and removes it again.
+//! prints one `FCP {json}` line per read and the kernel's update stream and
+//! flush decisions as `FCE` lines (module `trace`), runs the C reproducer
+//! if the harness asked for it, and powers the guest off. As root on the
+//! machine's own kernel (`flushprobe --host`), it runs the scenarios below
+//! a cgroup of its own and removes it again.
 //!
 //! Each scenario runs in memcgs of its own below `<base>/<scenario>`, with
 //! every file it needs opened and every buffer allocated before it enters
 //! them, so that what a memcg is charged is the scenario's charges and
-//! nothing of the probe's own (docs/real-kernels.md).
+//! nothing of the probe's own (docs/real-kernels.md, section 7).
 
 // The scenario types are the model crate's own (`memcg_flush_model::oracle::spec`):
 // the same file, compiled here as a module, so the probe needs no copy.
@@ -17,12 +19,16 @@
 #[path = "../../model/oracle/spec.rs"]
 mod scenario;
 
-use std::collections::BTreeMap;
+mod btf;
+mod trace;
+
+use std::collections::{BTreeMap, HashSet};
 use std::ffi::CString;
 use std::io::Write;
 use std::time::Instant;
 
 use scenario::{Done, Hello, Op, Scenario, Unit};
+use trace::{Tracing, TRACEFS};
 
 const PAGE: usize = 4096;
 const HPAGE: usize = 2 << 20;
@@ -30,47 +36,11 @@ const HPAGE: usize = 2 << 20;
 const ANON_PAGES: usize = 16384;
 /// 2 MiB extents reserved for THP charges.
 const THP_EXTENTS: usize = 24;
-const TRACEFS: &str = "/sys/kernel/tracing";
 const MTHP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled";
 /// 2 MiB blocks reserved for 64 KiB mTHP charges (31 usable extents each).
-const MTHP_BLOCKS: usize = 4;
-
-/// The kprobes the probe asks for: (event name, kernel symbol). Missing
-/// symbols (inlined, renamed) are skipped and reported in `Hello`.
-/// Each with the arguments a trace records (x86-64: di, si, dx, cx).
-const KPROBES: &[(&str, &str, &str)] = &[
-    ("dwork", "flush_memcg_stats_dwork", ""),
-    ("flush", "cgroup_rstat_flush", ""),
-    ("flush_irqsafe", "cgroup_rstat_flush_irqsafe", ""),
-    (
-        "mod_memcg_state",
-        "__mod_memcg_state",
-        " m=%di idx=%si:s32 val=%dx:s32",
-    ),
-    (
-        "mod_memcg_lruvec_state",
-        "__mod_memcg_lruvec_state",
-        " l=%di idx=%si:s32 val=%dx:s32",
-    ),
-    (
-        "mod_lruvec_state",
-        "__mod_lruvec_state",
-        " l=%di idx=%si:s32 val=%dx:s32",
-    ),
-    (
-        "count_memcg_events",
-        "__count_memcg_events",
-        " m=%di idx=%si:s32 val=%dx:s64",
-    ),
-    (
-        "mod_objcg_state",
-        "mod_objcg_state",
-        " o=%di idx=%dx:s32 val=%cx:s32",
-    ),
-    ("objcg_charge", "obj_cgroup_charge", " o=%di n=%dx:u64"),
-    ("objcg_uncharge", "obj_cgroup_uncharge", " o=%di n=%si:u64"),
-    ("account_kmem", "memcg_account_kmem", " m=%di n=%si:s32"),
-];
+const MTHP_BLOCKS: usize = 8;
+/// The C reproducer in the initramfs (docs/reproducers/test_c12_skew.c).
+const REPRODUCER: &str = "/bin/test_c12_skew";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -100,6 +70,32 @@ fn usage() -> String {
     "usage: flushprobe --host [--base DIR] [SCENARIO...] (root, cgroup v2 at /sys/fs/cgroup \
      with the memory controller); flushprobe --print-scenarios"
         .to_string()
+}
+
+/// The kernel functions a kprobe can be put on (`available_filter_functions`).
+fn probe_points() -> HashSet<String> {
+    std::fs::read_to_string(format!("{TRACEFS}/available_filter_functions"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// `num_online_cpus()`, read once before any scenario: glibc answers
+/// `sysconf(_SC_NPROCESSORS_ONLN)` by opening a sysfs file, an accounted
+/// allocation that must not happen inside a scenario's memcg.
+fn online_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize
+}
+
+/// `fcp.KEY=VALUE` on the kernel's command line (the harness's per-boot
+/// parameters), if any.
+fn cmdline(key: &str) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cmdline").ok()?;
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("fcp.{key}=")).map(str::to_string))
 }
 
 fn run(guest: bool, args: &[String]) -> Result<(), String> {
@@ -181,12 +177,20 @@ fn run(guest: bool, args: &[String]) -> Result<(), String> {
     enable_memory(root)?;
     mkdir(&base)?;
     enable_memory(&base)?;
-    let kp = Kprobes::register();
+    let cpus = online_cpus();
+    let points = probe_points();
+    let mut tr = Tracing::setup(&points);
+    drop(points);
+    let profile = Profile::open(&tr);
     let hello = Hello {
         release: uname_release(),
-        // SAFETY: sysconf has no preconditions.
-        cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as usize,
-        kprobes: kp.names.iter().map(|(_, sym)| sym.clone()).collect(),
+        cpus,
+        kprobes: tr
+            .events
+            .iter()
+            .filter(|e| e.starts_with("fcp/"))
+            .cloned()
+            .collect(),
         thp: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default()
             .trim()
@@ -195,6 +199,11 @@ fn run(guest: bool, args: &[String]) -> Result<(), String> {
             .unwrap_or_default()
             .trim()
             .to_string(),
+        trace: tr.mode.name().to_string(),
+        trace_why: tr.why_none.clone(),
+        events: tr.events.clone(),
+        items: tr.items.clone(),
+        vals: tr.vals.to_string(),
     };
     say(&format!(
         "FCP {{\"hello\":{}}}",
@@ -202,13 +211,21 @@ fn run(guest: bool, args: &[String]) -> Result<(), String> {
     ));
     let mut mem = Memory::new()?;
     let root_procs = format!("{root}/cgroup.procs");
+    calibrate(&base, cpus, &tr)?;
+    let _ = write_file(&root_procs, "0");
+    tr.drain(&say);
     for s in chosen {
         let t0 = Instant::now();
         let mthp_was = std::fs::read_to_string(MTHP_ENABLED).ok();
         if s.mthp && mthp_was.is_some() {
             let _ = write_file(MTHP_ENABLED, "always");
         }
-        let res = run_scenario(s, &base, &kp, &mut mem, t0);
+        let before = tr.overruns();
+        let res = run_scenario(s, &base, &tr, &profile, &mut mem, cpus, t0);
+        // Back to the root (or where the host probe started) before
+        // anything allocates.
+        let _ = write_file(&root_procs, "0");
+        tr.mark(format!("fcp e {}", s.name).as_bytes());
         if let (true, Some(was)) = (s.mthp, &mthp_was) {
             // The file shows "always [inherit] madvise never": restore the
             // bracketed one.
@@ -218,26 +235,112 @@ fn run(guest: bool, args: &[String]) -> Result<(), String> {
                 .unwrap_or("[never]");
             let _ = write_file(MTHP_ENABLED, cur.trim_matches(|c| c == '[' || c == ']'));
         }
-        // Back to the root (or where the host probe started) before the next.
-        let _ = write_file(&root_procs, "0");
         mem.close_kept();
+        tr.drain(&say);
         let done = Done {
             s: s.name.clone(),
             ok: res.is_ok(),
             error: res.err().unwrap_or_default(),
             t: t0.elapsed().as_micros() as u64,
+            overrun: tr.overruns().saturating_sub(before),
         };
         say(&format!(
             "FCP {{\"done\":{}}}",
             serde_json::to_string(&done).unwrap()
         ));
     }
-    if !guest {
+    if guest {
+        if let Some(k1) = cmdline("k1") {
+            reproducer(&k1, &tr)?;
+            tr.drain(&say);
+        }
+    } else {
         remove_tree(&base);
     }
-    kp.unregister();
     say("FCP {\"end\":true}");
     Ok(())
+}
+
+/// Before the first scenario, on every CPU in turn: one accounted slab
+/// charge of a page or more (a memory.stat open, read and close, twice) in
+/// a memcg of the probe's own. On 6.1 this puts a value above
+/// `MEMCG_CHARGE_BATCH` through every CPU's global `stats_updates`, which
+/// then folds and restarts from 0, so that the traced stream from here on
+/// determines it (docs/real-kernels.md, section 7).
+fn calibrate(base: &str, cpus: usize, tr: &Tracing) -> Result<(), String> {
+    let dir = format!("{base}/cal");
+    mkdir(&dir)?;
+    let stat = format!("{dir}/memory.stat");
+    write_file(&format!("{dir}/cgroup.procs"), "0")?;
+    tr.mark(b"fcp cal");
+    for cpu in 0..cpus {
+        pin(cpu)?;
+        for _ in 0..2 {
+            let _ = std::fs::read(&stat);
+        }
+    }
+    tr.mark(b"fcp cal end");
+    pin(0)
+}
+
+/// Run the C reproducer (`/bin/test_c12_skew -k K1`) in the root cgroup,
+/// with the trace filtered to the cgroups it uses (made here first, so that
+/// their ids are known; it keeps cgroups it did not make), and print its
+/// output as `FCR` lines.
+fn reproducer(k1: &str, tr: &Tracing) -> Result<(), String> {
+    if std::fs::metadata(REPRODUCER).is_err() {
+        say(&format!(
+            "FCR {{\"error\":{}}}",
+            json_str(&format!("no {REPRODUCER} in the initramfs"))
+        ));
+        return Ok(());
+    }
+    let top = "/sys/fs/cgroup/c12";
+    let mut ids = BTreeMap::new();
+    for (name, d) in [
+        (".", top.to_string()),
+        ("p", format!("{top}/p")),
+        ("p/a", format!("{top}/p/a")),
+        ("p/b", format!("{top}/p/b")),
+    ] {
+        mkdir(&d)?;
+        if name == "." || name == "p" {
+            enable_memory(&d)?;
+        }
+        ids.insert(name.to_string(), cgroup_id(&d)?);
+    }
+    let update: Vec<u64> = ["p", "p/a", "p/b"].iter().map(|n| ids[*n]).collect();
+    let mut flush = update.clone();
+    flush.extend([ids["."], 1]);
+    tr.filter(&update, &flush);
+    say(&format!(
+        "FCR {{\"start\":{{\"k1\":{},\"ids\":{}}}}}",
+        json_str(k1),
+        serde_json::to_string(&ids).unwrap()
+    ));
+    tr.mark(b"fcp repro");
+    let out = std::process::Command::new(REPRODUCER)
+        .args(["-k", k1])
+        .output()
+        .map_err(|e| format!("running {REPRODUCER}: {e}"))?;
+    tr.mark(b"fcp repro end");
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        say(&format!("FCR {}", json_str(line)));
+    }
+    say(&format!(
+        "FCR {{\"exit\":{}}}",
+        out.status.code().unwrap_or(-1)
+    ));
+    Ok(())
+}
+
+/// The kernfs id of a cgroup directory, as the trace names its memcg: the
+/// directory's inode number.
+fn cgroup_id(dir: &str) -> Result<u64, String> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir)
+        .map(|m| m.ino())
+        .map_err(|e| format!("stat {dir}: {e}"))
 }
 
 /// The scenario names in the guest's `/plan.json` (`{"scenarios":[...]}`).
@@ -259,12 +362,13 @@ fn mount_guest() -> Result<(), String> {
         ("sysfs", "/sys", "sysfs"),
         ("cgroup2", "/sys/fs/cgroup", "cgroup2"),
         ("tracefs", TRACEFS, "tracefs"),
+        ("tmpfs", "/tmp", "tmpfs"),
     ] {
         let _ = std::fs::create_dir_all(dir);
         let (s, d, f) = (cstr(src), cstr(dir), cstr(fs));
         // SAFETY: valid NUL-terminated strings, no data argument.
         let rc = unsafe { libc::mount(s.as_ptr(), d.as_ptr(), f.as_ptr(), 0, std::ptr::null()) };
-        if rc != 0 && fs != "tracefs" {
+        if rc != 0 && fs != "tracefs" && fs != "tmpfs" {
             return Err(format!(
                 "mount {fs} on {dir}: {}",
                 std::io::Error::last_os_error()
@@ -274,6 +378,17 @@ fn mount_guest() -> Result<(), String> {
     // A guest under 512 MiB starts with THP off ("disabled by default on
     // small systems", hugepage_init()); the THP scenarios madvise.
     let _ = write_file("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
+    // Every other anonymous mTHP size off: a size set to `always` would
+    // change what a scenario's faults allocate (the scenarios that want
+    // 64 KiB folios turn that one size on).
+    if let Ok(rd) = std::fs::read_dir("/sys/kernel/mm/transparent_hugepage") {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("hugepages-") {
+                let _ = write_file(&format!("{}/enabled", e.path().display()), "never");
+            }
+        }
+    }
     // khugepaged would collapse the THP mapping's pre-touched spare extent
     // (one page present, 511 none) into a THP charged to whichever memcg
     // the probe is in ~10 s after boot: no collapse of sparse extents.
@@ -405,76 +520,44 @@ fn field(text: &[u8], key: &str) -> u64 {
     0
 }
 
-/// The kprobes that registered, counted through `kprobe_profile`.
-struct Kprobes {
-    /// (event name, symbol).
-    names: Vec<(String, String)>,
-    profile: Option<Reread>,
+/// The periodic work's kprobe hits, counted through `kprobe_profile`
+/// (opened and first read outside any scenario's memcg, so that rereading
+/// it allocates nothing).
+struct Profile {
+    file: Option<Reread>,
+    buf: std::cell::RefCell<Vec<u8>>,
 }
 
-impl Kprobes {
-    fn register() -> Self {
-        let events = format!("{TRACEFS}/kprobe_events");
-        let mut names = Vec::new();
-        if std::fs::metadata(&events).is_ok() {
-            let _ = write_file(&format!("{TRACEFS}/tracing_on"), "0");
-            let _ = write_file(&format!("{TRACEFS}/tracing_cpumask"), "1");
-            for (ev, sym, args) in KPROBES {
-                let def = format!("p:fcp/{ev} {sym}{args}\n");
-                let ok = std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&events)
-                    .and_then(|mut f| f.write_all(def.as_bytes()))
-                    .is_ok();
-                if ok {
-                    names.push((ev.to_string(), sym.to_string()));
-                }
-            }
-            let _ = write_file(&format!("{TRACEFS}/events/fcp/enable"), "1");
-        }
-        let profile = if names.is_empty() {
-            None
-        } else {
+impl Profile {
+    fn open(tr: &Tracing) -> Profile {
+        let file = if tr.events.iter().any(|e| e == "fcp/fcp_dwork") {
             Reread::open(&format!("{TRACEFS}/kprobe_profile")).ok()
+        } else {
+            None
         };
-        Kprobes { names, profile }
+        let p = Profile {
+            file,
+            buf: std::cell::RefCell::new(vec![0u8; 16384]),
+        };
+        p.dwork();
+        p
     }
 
-    fn has(&self, ev: &str) -> bool {
-        self.names.iter().any(|(e, _)| e == ev)
-    }
-
-    /// Hits per event, in `names` order, into `out`.
-    fn sample(&self, buf: &mut [u8], out: &mut [u64]) {
-        out.iter_mut().for_each(|x| *x = 0);
-        let Some(p) = &self.profile else { return };
-        let text = p.read(buf);
+    /// Runs of `flush_memcg_stats_dwork()` so far, if they can be counted.
+    fn dwork(&self) -> Option<u64> {
+        let f = self.file.as_ref()?;
+        let mut buf = self.buf.borrow_mut();
+        let text = f.read(&mut buf);
         for line in text.split(|&b| b == b'\n') {
             let mut it = line.split(|&b| b == b' ').filter(|w| !w.is_empty());
             let (Some(name), Some(hits)) = (it.next(), it.next()) else {
                 continue;
             };
-            let name = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
-            if let Some(i) = self.names.iter().position(|(e, _)| e.as_bytes() == name) {
-                out[i] = std::str::from_utf8(hits)
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(0);
+            if name.ends_with(b"fcp_dwork") {
+                return std::str::from_utf8(hits).ok().and_then(|s| s.parse().ok());
             }
         }
-    }
-
-    fn unregister(&self) {
-        if self.names.is_empty() {
-            return;
-        }
-        let _ = write_file(&format!("{TRACEFS}/events/fcp/enable"), "0");
-        for (ev, _) in &self.names {
-            let _ = std::fs::OpenOptions::new()
-                .append(true)
-                .open(format!("{TRACEFS}/kprobe_events"))
-                .and_then(|mut f| f.write_all(format!("-:fcp/{ev}\n").as_bytes()));
-        }
+        None
     }
 }
 
@@ -491,6 +574,10 @@ struct Memory {
     shmem_next: usize,
     page: Vec<u8>,
     kept: Vec<i32>,
+    /// What this scenario charged, newest last, for `free`: (unit, index
+    /// of its page, extent or descriptor slot). Reserved before the
+    /// scenario: pushing within the capacity allocates nothing.
+    charged: Vec<(Unit, usize)>,
 }
 
 fn align(p: *mut u8, to: usize) -> *mut u8 {
@@ -558,13 +645,60 @@ impl Memory {
                 shmem_next: 0,
                 page: vec![0x5a; PAGE],
                 kept: Vec::with_capacity(64),
+                charged: Vec::with_capacity(ANON_PAGES + 4096),
             })
+        }
+    }
+
+    /// Free the newest unit of `unit` this scenario charged and still
+    /// holds: `madvise(MADV_DONTNEED)` of its page or folio, `ftruncate()`
+    /// of the memfd's last page, or `close()` of the descriptor.
+    fn free(&mut self, unit: Unit) -> Result<(), String> {
+        let Some(pos) = self.charged.iter().rposition(|(u, _)| *u == unit) else {
+            return Err(format!(
+                "free {unit:?}: this scenario holds no such unit (charge it first)"
+            ));
+        };
+        let (_, at) = self.charged.remove(pos);
+        let dontneed = |addr: *mut u8, len: usize| {
+            // SAFETY: inside a reserved private anonymous mapping.
+            let rc = unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+            if rc != 0 {
+                return Err(format!("madvise: {}", std::io::Error::last_os_error()));
+            }
+            Ok(())
+        };
+        match unit {
+            // SAFETY (the three adds): inside the reserved mappings.
+            Unit::Anon4k => dontneed(unsafe { self.anon.add(at * PAGE) }, PAGE),
+            Unit::Mthp64k => dontneed(unsafe { self.mthp.add(at * 65536) }, 65536),
+            Unit::Thp => dontneed(unsafe { self.thp.add(at * HPAGE) }, HPAGE),
+            Unit::Shmem4k => {
+                // Only the last page can go: truncate to it.
+                // SAFETY: memfd is ours.
+                let rc = unsafe { libc::ftruncate(self.memfd, (at * PAGE) as libc::off_t) };
+                if rc != 0 {
+                    return Err(format!("ftruncate: {}", std::io::Error::last_os_error()));
+                }
+                self.shmem_next = at;
+                Ok(())
+            }
+            Unit::OpenKeep => {
+                if let Some(fd) = self.kept.get(at).copied() {
+                    // SAFETY: our descriptor; the slot is marked closed.
+                    unsafe { libc::close(fd) };
+                    self.kept[at] = -1;
+                }
+                Ok(())
+            }
+            Unit::OpenClose => Err("open_close holds nothing to free".into()),
         }
     }
 
     /// Close what `OpenKeep` opened.
     fn close_kept(&mut self) {
-        for fd in self.kept.drain(..) {
+        self.charged.clear();
+        for fd in self.kept.drain(..).filter(|fd| *fd >= 0) {
             // SAFETY: our descriptors.
             unsafe { libc::close(fd) };
         }
@@ -578,6 +712,7 @@ impl Memory {
                 }
                 // SAFETY: inside the reserved mapping.
                 unsafe { std::ptr::write_volatile(self.anon.add(self.anon_next * PAGE), 1) };
+                self.charged.push((unit, self.anon_next));
                 self.anon_next += 1;
                 if self.anon_next.is_multiple_of(512) {
                     self.anon_next += 1;
@@ -589,6 +724,7 @@ impl Memory {
                 }
                 // SAFETY: inside the reserved, aligned mapping.
                 unsafe { std::ptr::write_volatile(self.thp.add(self.thp_next * HPAGE), 1) };
+                self.charged.push((unit, self.thp_next));
                 self.thp_next += 1;
             }
             Unit::Mthp64k => {
@@ -597,6 +733,7 @@ impl Memory {
                 }
                 // SAFETY: inside the reserved mapping.
                 unsafe { std::ptr::write_volatile(self.mthp.add(self.mthp_next * 65536), 1) };
+                self.charged.push((unit, self.mthp_next));
                 self.mthp_next += 1;
                 if self.mthp_next.is_multiple_of(32) {
                     self.mthp_next += 1;
@@ -615,6 +752,7 @@ impl Memory {
                 if n != PAGE as isize {
                     return Err(format!("memfd write: {}", std::io::Error::last_os_error()));
                 }
+                self.charged.push((unit, self.shmem_next));
                 self.shmem_next += 1;
             }
             Unit::OpenKeep => {
@@ -634,6 +772,7 @@ impl Memory {
                 if fd < 0 {
                     return Err(format!("open /: {}", std::io::Error::last_os_error()));
                 }
+                self.charged.push((unit, self.kept.len()));
                 self.kept.push(fd);
             }
             Unit::OpenClose => {
@@ -666,32 +805,37 @@ unsafe fn map(len: usize) -> Result<*mut u8, String> {
     Ok(p as *mut u8)
 }
 
+
 /// Everything a scenario's reads touch, made before it enters its memcgs.
 struct Ctx<'a> {
     name: &'a str,
     t0: Instant,
-    kp: &'a Kprobes,
+    tr: &'a Tracing,
+    profile: &'a Profile,
     /// Per memcg: memory.stat and memory.current, open; cgroup.procs,
     /// open for writing; memory.stat's path for `reopen` reads.
     stat: BTreeMap<String, (Reread, Reread, std::fs::File, CString)>,
     buf: Vec<u8>,
-    kbuf: Vec<u8>,
-    before: Vec<u64>,
-    after: Vec<u64>,
-    start: Vec<u64>,
     line: Vec<u8>,
+    /// Reads so far.
+    reads: usize,
 }
 
 fn run_scenario(
     s: &Scenario,
     base: &str,
-    kp: &Kprobes,
+    tr: &Tracing,
+    profile: &Profile,
     mem: &mut Memory,
+    cpus: usize,
     t0: Instant,
 ) -> Result<(), String> {
     let dir = format!("{base}/{}", s.name);
     mkdir(&dir)?;
     enable_memory(&dir)?;
+    let mut ids = BTreeMap::new();
+    ids.insert("..".to_string(), cgroup_id(base)?);
+    ids.insert(".".to_string(), cgroup_id(&dir)?);
     let mut stat = BTreeMap::new();
     for cg in &s.cgroups {
         let d = format!("{dir}/{cg}");
@@ -699,6 +843,7 @@ fn run_scenario(
         if s.cgroups.iter().any(|o| o.starts_with(&format!("{cg}/"))) {
             enable_memory(&d)?;
         }
+        ids.insert(cg.clone(), cgroup_id(&d)?);
         let st = Reread::open(&format!("{d}/memory.stat"))?;
         let cur = Reread::open(&format!("{d}/memory.current"))?;
         let procs = std::fs::OpenOptions::new()
@@ -710,18 +855,21 @@ fn run_scenario(
             (st, cur, procs, cstr(&format!("{d}/memory.stat"))),
         );
     }
-    let n = kp.names.len();
+    // The trace: the scenario's memcgs' updates; their flushes and gates
+    // and those of every ancestor (a flush of an ancestor flushes them).
+    let update: Vec<u64> = s.cgroups.iter().map(|c| ids[c]).collect();
+    let mut flush = update.clone();
+    flush.extend([ids["."], ids[".."], 1]);
+    tr.filter(&update, &flush);
     let mut cx = Ctx {
         name: &s.name,
         t0,
-        kp,
+        tr,
+        profile,
         stat,
         buf: vec![0u8; 65536],
-        kbuf: vec![0u8; 16384],
-        before: vec![0; n],
-        after: vec![0; n],
-        start: vec![0; n],
         line: vec![0u8; 4096],
+        reads: 0,
     };
     cx.line.clear();
     // Warm every buffer and seq_file outside the scenario's memcgs.
@@ -729,7 +877,6 @@ fn run_scenario(
         st.read(&mut cx.buf);
         cur.read(&mut cx.buf);
     }
-    kp.sample(&mut cx.kbuf, &mut cx.start);
     let slot = |cache: &str| {
         std::fs::read_to_string(format!("/sys/kernel/slab/{cache}/slab_size"))
             .ok()
@@ -739,8 +886,13 @@ fn run_scenario(
     let (filp_size, dentry_size) = (slot("filp"), slot("dentry"));
     // Printed now, outside the memcgs: formatting allocates.
     say(&format!(
-        "FCP {{\"start\":{{\"s\":\"{}\",\"anon\":{},\"thp\":{},\"filp\":{},\"dentry\":{}}}}}",
-        s.name, mem.anon_next, mem.thp_next, filp_size, dentry_size
+        "FCP {{\"start\":{{\"s\":\"{}\",\"anon\":{},\"thp\":{},\"filp\":{},\"dentry\":{},\"ids\":{}}}}}",
+        s.name,
+        mem.anon_next,
+        mem.thp_next,
+        filp_size,
+        dentry_size,
+        serde_json::to_string(&ids).unwrap()
     ));
     let paths: BTreeMap<String, CString> = cx
         .stat
@@ -748,7 +900,9 @@ fn run_scenario(
         .map(|(k, v)| (k.clone(), v.3.clone()))
         .collect();
     let fallback = cstr("/proc/self/stat");
+    let mark = format!("fcp s {}", s.name);
     deep_stack();
+    tr.mark(mark.as_bytes());
     // Nothing below allocates on the heap (a heap page faulted in would be
     // charged to the scenario's memcg), but for errors.
     let mut current: &str = "";
@@ -756,8 +910,7 @@ fn run_scenario(
         match op {
             Op::Pin { cpu } => pin(*cpu)?,
             Op::Enter { cg } => {
-                // Through a descriptor opened outside the memcgs: entering
-                // allocates nothing the scenario's memcgs are charged.
+                // Through a descriptor opened outside the memcgs.
                 let mut procs = &cx.stat.get(cg).ok_or_else(|| format!("no memcg {cg}"))?.2;
                 procs
                     .write_all(b"0")
@@ -765,10 +918,8 @@ fn run_scenario(
                 current = cg.as_str();
             }
             Op::WaitPeriodic { settle_ms } => {
-                kp.sample(&mut cx.kbuf, &mut cx.start);
-                wait_periodic(&mut cx);
+                wait_periodic(&cx);
                 sleep_ms(*settle_ms);
-                kp.sample(&mut cx.kbuf, &mut cx.start);
                 cx.t0 = Instant::now();
             }
             Op::Charge {
@@ -778,23 +929,30 @@ fn run_scenario(
                 read,
                 every,
                 reopen,
-                trace,
+                trace: _,
             } => {
                 let path = paths.get(current).unwrap_or(&fallback);
-                // SAFETY: sysconf has no preconditions.
-                let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as usize;
                 for k in 1..=scenario::units_at(*n, n_by_cpus, cpus) {
-                    if k <= *trace {
-                        trace_unit(k, true);
-                    }
                     mem.charge(*kind, path)?;
                     if let Some(cg) = read {
                         if *every > 0 && k % every == 0 {
                             read_one(&mut cx, i, k, cg, *reopen)?;
                         }
                     }
-                    if k <= *trace {
-                        trace_unit(k, false);
+                }
+            }
+            Op::Free {
+                kind,
+                n,
+                read,
+                every,
+            } => {
+                for k in 1..=*n {
+                    mem.free(*kind)?;
+                    if let Some(cg) = read {
+                        if *every > 0 && k % every == 0 {
+                            read_one(&mut cx, i, k, cg, false)?;
+                        }
                     }
                 }
             }
@@ -811,22 +969,6 @@ fn run_scenario(
         }
     }
     Ok(())
-}
-
-/// Around unit `k`: tracing on and a marker before, tracing off and the
-/// trace printed as `FCT` lines after (diagnosis only: this allocates).
-fn trace_unit(k: usize, before: bool) {
-    if before {
-        let _ = write_file(&format!("{TRACEFS}/trace"), "");
-        let _ = write_file(&format!("{TRACEFS}/tracing_on"), "1");
-        let _ = write_file(&format!("{TRACEFS}/trace_marker"), &format!("fcp unit {k}"));
-    } else {
-        let _ = write_file(&format!("{TRACEFS}/tracing_on"), "0");
-        let text = std::fs::read_to_string(format!("{TRACEFS}/trace")).unwrap_or_default();
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            say(&format!("FCT {k} {}", line.trim()));
-        }
-    }
 }
 
 #[inline(never)]
@@ -853,22 +995,21 @@ fn pin(cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
+
 fn sleep_ms(ms: u64) {
     std::thread::sleep(std::time::Duration::from_millis(ms));
 }
 
 /// Wait until `flush_memcg_stats_dwork()` has run once more (at most 5 s);
 /// without its kprobe, wait one period and a little.
-fn wait_periodic(cx: &mut Ctx) {
-    let Some(d) = cx.kp.names.iter().position(|(e, _)| e == "dwork") else {
+fn wait_periodic(cx: &Ctx) {
+    let Some(before) = cx.profile.dwork() else {
         sleep_ms(2200);
         return;
     };
-    let before = cx.start[d];
     let end = Instant::now() + std::time::Duration::from_secs(5);
     while Instant::now() < end {
-        cx.kp.sample(&mut cx.kbuf, &mut cx.after);
-        if cx.after[d] > before {
+        if cx.profile.dwork().unwrap_or(0) > before {
             return;
         }
         sleep_ms(5);
@@ -876,8 +1017,12 @@ fn wait_periodic(cx: &mut Ctx) {
 }
 
 fn read_one(cx: &mut Ctx, op: usize, n: usize, cg: &str, reopen: bool) -> Result<(), String> {
-    cx.kp.sample(&mut cx.kbuf, &mut cx.before);
     let (st, cur, _, path) = cx.stat.get(cg).ok_or_else(|| format!("no memcg {cg}"))?;
+    // The read's place in the trace, just before its gate.
+    let line = &mut cx.line;
+    line.clear();
+    let _ = write!(line, "fcp r {} {}", cx.name, cx.reads);
+    cx.tr.mark(line);
     let text: &[u8] = if reopen {
         let r = Reread::open(path.to_str().unwrap())?;
         let len = r.read(&mut cx.buf).len();
@@ -896,45 +1041,19 @@ fn read_one(cx: &mut Ctx, op: usize, n: usize, cg: &str, reopen: bool) -> Result
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
         .unwrap_or(0);
-    cx.kp.sample(&mut cx.kbuf, &mut cx.after);
     let t = cx.t0.elapsed().as_micros() as u64;
-    let kp = cx.kp;
-    let idx = |ev: &str| kp.names.iter().position(|(e, _)| e == ev);
-    let delta = |v: &[u64], w: &[u64], ev: &str| idx(ev).map(|i| v[i].saturating_sub(w[i]));
     let line = &mut cx.line;
     line.clear();
-    let _ = write!(
+    let _ = writeln!(
         line,
-        "FCP {{\"read\":{{\"s\":\"{}\",\"op\":{op},\"n\":{n},\"cg\":\"{cg}\",\"t\":{t},\"anon\":{},\"shmem\":{},\"slab\":{slab},\"cur\":{}",
+        "FCP {{\"read\":{{\"s\":\"{}\",\"op\":{op},\"n\":{n},\"cg\":\"{cg}\",\"t\":{t},\"i\":{},\"anon\":{},\"shmem\":{},\"slab\":{slab},\"cur\":{}}}}}",
         cx.name,
+        cx.reads,
         anon / PAGE as u64,
         shmem / PAGE as u64,
         current / PAGE as u64
     );
-    if kp.has("dwork") {
-        let flushes = delta(&cx.after, &cx.before, "flush").unwrap_or(0)
-            + delta(&cx.after, &cx.before, "flush_irqsafe").unwrap_or(0);
-        let periodic = delta(&cx.after, &cx.before, "dwork").unwrap_or(0);
-        let _ = write!(
-            line,
-            ",\"flushed\":{},\"dwork\":{}",
-            flushes.saturating_sub(periodic),
-            delta(&cx.after, &cx.start, "dwork").unwrap_or(0)
-        );
-    }
-    if !kp.names.is_empty() {
-        let _ = write!(line, ",\"k\":{{");
-        for (i, (ev, _)) in kp.names.iter().enumerate() {
-            let sep = if i == 0 { "" } else { "," };
-            let _ = write!(
-                line,
-                "{sep}\"{ev}\":{}",
-                cx.before[i].saturating_sub(cx.start[i])
-            );
-        }
-        let _ = write!(line, "}}");
-    }
-    let _ = writeln!(line, "}}}}");
+    cx.reads += 1;
     // SAFETY: fd 1 is the console; the buffer is initialised.
     unsafe { libc::write(1, line.as_ptr() as *const libc::c_void, line.len()) };
     Ok(())
