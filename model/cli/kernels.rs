@@ -28,8 +28,22 @@ pub struct KernelsArgs {
     pub cache: Option<PathBuf>,
     /// Kernels to boot, comma-separated (`6.1,6.12`) [default: every
     /// kernel in the cache].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', conflicts_with = "set")]
     pub kernel: Vec<String>,
+    /// A named set of kernels: `ci` (one per lineage: 6.1, 6.12, 6.16,
+    /// 7.3) or `all` (6.1, 6.12, 6.16 to 6.19, 7.0 to 7.3), each of which
+    /// must be in the cache (`probe/fetch-kernels.sh --set NAME DIR`).
+    #[arg(long, value_parser = ["ci", "all"])]
+    pub set: Option<String>,
+    /// Boot every kernel of the `all` set (the same as `--set all`).
+    #[arg(long, conflicts_with_all = ["set", "kernel"])]
+    pub all: bool,
+    /// Do not run the C reproducer (docs/reproducers/test_c12_skew.c) in
+    /// the guests; by default it runs after the scenarios on every kernel
+    /// with anonymous mTHP (6.8 on), with the model's `-k` for the release
+    /// and vCPU count, as a row `reproducer` beside the model's forecast.
+    #[arg(long)]
+    pub no_reproducer: bool,
     /// vCPU counts, comma-separated; one boot per kernel and count
     /// [default: 1,2,4].
     #[arg(long, value_delimiter = ',')]
@@ -159,11 +173,25 @@ fn cpu_counts(a: &KernelsArgs) -> Vec<usize> {
 /// Boot every chosen kernel at every vCPU count, one after the other.
 fn boot_all(a: &KernelsArgs, names: &[String]) -> Result<Vec<Outcome>, String> {
     let cache = cache_dir(a);
-    let kernels = cache::select(&cache::find(&cache)?, &a.kernel)
-        .map_err(|e| format!("{e} (in {})", cache.display()))?;
+    let found = cache::find(&cache)?;
+    let set = if a.all { Some("all") } else { a.set.as_deref() };
+    let kernels = match set {
+        Some(set) => cache::select_set(&found, set),
+        None => cache::select(&found, &a.kernel),
+    }
+    .map_err(|e| format!("{e} (in {})", cache.display()))?;
     let version = qemu::check_installed()?;
     let probe = build_probe()?;
-    let initrd = Initrd::create(&probe, names)?;
+    let reproducer = if a.no_reproducer {
+        None
+    } else {
+        Some(probe::build_reproducer(&probe::source_root()?))
+    };
+    let repro_bin = reproducer.as_ref().and_then(|r| r.as_ref().ok());
+    if let Some(Err(e)) = &reproducer {
+        eprintln!("{e}: the reproducer rows will fail");
+    }
+    let initrd = Initrd::create(&probe, names, repro_bin.map(PathBuf::as_path))?;
     let cpus = cpu_counts(a);
     let list: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
     eprintln!(
@@ -182,7 +210,8 @@ fn boot_all(a: &KernelsArgs, names: &[String]) -> Result<Vec<Outcome>, String> {
     let mut out = Vec::new();
     for k in &kernels {
         for &n in &cpus {
-            let mut o = boot_one(a, k, n, &initrd, names)?;
+            let repro = repro_plan(k, n, &reproducer);
+            let mut o = boot_one(a, k, n, &initrd, names, &repro)?;
             let mut earlier = Vec::new();
             while went_wrong(&o) && earlier.len() < a.retries {
                 let why = wrong_summary(&o);
@@ -193,7 +222,7 @@ fn boot_all(a: &KernelsArgs, names: &[String]) -> Result<Vec<Outcome>, String> {
                     a.retries
                 );
                 earlier.push(why);
-                o = boot_one(a, k, n, &initrd, names)?;
+                o = boot_one(a, k, n, &initrd, names, &repro)?;
             }
             o.retried = earlier;
             out.push(o);
@@ -239,12 +268,51 @@ fn build_probe() -> Result<PathBuf, String> {
     Ok(bin)
 }
 
+/// What the reproducer does on one boot.
+#[derive(Clone, Debug)]
+pub enum ReproPlan {
+    /// Not asked for, or the kernel has no anonymous mTHP (before 6.8).
+    None,
+    /// It could not be planned or built: the row fails with this.
+    Failed(String),
+    /// Run with this forecast.
+    Run(crate::oracle::plan::Forecast),
+}
+
+/// The reproducer's plan for kernel `k` at `cpus`: the model's `-k` and
+/// what it then expects the program to print.
+fn repro_plan(k: &Kernel, cpus: usize, built: &Option<Result<PathBuf, String>>) -> ReproPlan {
+    let Some(built) = built else {
+        return ReproPlan::None;
+    };
+    if crate::oracle::judge::release_of(&k.release).is_none_or(|r| r < (6, 8)) {
+        return ReproPlan::None;
+    }
+    if let Err(e) = built {
+        return ReproPlan::Failed(e.clone());
+    }
+    let plan = crate::oracle::plan::reproducer_k1(&k.release, cpus).and_then(|k1| {
+        let k1 = k1.ok_or_else(|| {
+            format!(
+                "the model finds no k1 that shows the loss with {}'s updates at {cpus} vCPUs",
+                k.release
+            )
+        })?;
+        crate::oracle::plan::forecast(&k.release, cpus, k1)
+    });
+    match plan {
+        Ok(f) => ReproPlan::Run(f),
+        Err(e) => ReproPlan::Failed(e),
+    }
+}
+
 fn boot_one(
     a: &KernelsArgs,
     k: &Kernel,
     cpus: usize,
     initrd: &Initrd,
     names: &[String],
+    repro: &ReproPlan,
 ) -> Result<Outcome, String> {
     let b = guest::Boot {
         vmlinuz: k.vmlinuz.clone(),
@@ -253,6 +321,10 @@ fn boot_one(
         memory_mib: 512,
         accel: a.accel,
         timeout: Duration::from_secs(a.timeout),
+        params: match repro {
+            ReproPlan::Run(f) => vec![format!("fcp.k1={}", f.k1)],
+            _ => Vec::new(),
+        },
     };
     let booted = qemu::boot(&b)?;
     if let Some(why) = &booted.fell_back {
@@ -262,6 +334,7 @@ fn boot_one(
         save(dir, &format!("{}-{cpus}", k.name), &booted.console)?;
     }
     let mut o = outcome(&k.name, cpus, &booted.console, names);
+    o.rows.extend(repro_row(&o, &booted.console, repro));
     if booted.timed_out {
         o.error = o
             .error
@@ -475,4 +548,23 @@ fn on_host(a: &KernelsArgs, names: &[String]) -> Result<Outcome, String> {
     o.seconds = t.elapsed().as_secs_f64();
     progress(&o, &text);
     Ok(o)
+}
+
+/// The reproducer's row of one boot: its forecast beside what it printed,
+/// and the exact replay of its trace.
+fn repro_row(o: &Outcome, text: &str, plan: &ReproPlan) -> Option<Row> {
+    let forecast = match plan {
+        ReproPlan::None => return None,
+        ReproPlan::Failed(e) => {
+            return Some(crate::oracle::judge::failed_row(
+                &o.kernel,
+                o.cpus,
+                "reproducer",
+                e,
+            ))
+        }
+        ReproPlan::Run(f) => *f,
+    };
+    let c = console::read(text);
+    Some(crate::oracle::judge::judge_reproducer(&c.obs, forecast))
 }

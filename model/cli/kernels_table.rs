@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::oracle::{Row, Verdict};
+use crate::oracle::{Judged, Row, Verdict};
 
 /// One boot (or saved console): what ran, how long, how it ended, and its
 /// rows.
@@ -62,6 +62,13 @@ pub fn table(rows: &[&Row]) -> String {
     .map(String::from)];
     for r in rows {
         let mut verdict = verdict_name(&r.verdict).to_string();
+        if r.verdict != Verdict::Failed {
+            verdict.push(' ');
+            verdict.push_str(r.judged.name());
+            if r.verdict == Verdict::Agree && !r.discriminating && r.judged != Judged::Fitted {
+                verdict.push_str(", not discriminating");
+            }
+        }
         if !r.note.is_empty() {
             // A note several rows share (a failed boot's) is listed once.
             let i = match notes.iter().position(|n| n == &r.note) {
@@ -111,16 +118,23 @@ pub fn table(rows: &[&Row]) -> String {
 /// The summary line: rows per verdict, boots (or saved consoles), time.
 pub fn summary(outcomes: &[Outcome], booted: bool, elapsed: Duration) -> String {
     let rows: Vec<&Row> = outcomes.iter().flat_map(|o| &o.rows).collect();
-    let of = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    let c = Counts::of(&rows);
     let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
     let in_boots: f64 = outcomes.iter().map(|o| o.seconds).sum();
     format!(
-        "{}: {} agree, {} explained, {} disagree, {} failed; {}{}; {:.1} s{}",
+        "{}: {} agree exactly ({} of them not discriminating), {} agree calibrated, {} explained, {} disagree, {} failed{}; {}{}; {:.1} s{}",
         count(rows.len(), "row"),
-        of(Verdict::Agree),
-        of(Verdict::Explained),
-        of(Verdict::Disagree),
-        of(Verdict::Failed),
+        c.exact,
+        c.not_discriminating,
+        c.calibrated,
+        c.explained,
+        c.disagree,
+        c.failed,
+        if c.fitted > 0 {
+            format!(", {} fitted (no trace: a diagnosis, not an agreement)", c.fitted)
+        } else {
+            String::new()
+        },
         count(
             outcomes.len(),
             if booted { "boot" } else { "saved console" }
@@ -137,4 +151,45 @@ pub fn summary(outcomes: &[Outcome], booted: bool, elapsed: Duration) -> String 
             String::new()
         }
     )
+}
+
+/// Rows counted by how they were judged and what they found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Exact (traced) agreements.
+    pub exact: usize,
+    /// Of those (and the calibrated ones), agreements every lineage's
+    /// protocol shares.
+    pub not_discriminating: usize,
+    /// Calibrated agreements.
+    pub calibrated: usize,
+    /// Disagreements a test pins with their kernel-side reason.
+    pub explained: usize,
+    /// Disagreements.
+    pub disagree: usize,
+    /// Rows that could not be judged.
+    pub failed: usize,
+    /// Rows without a trace, judged the old way (never counted above).
+    pub fitted: usize,
+}
+
+impl Counts {
+    /// Count `rows`.
+    pub fn of(rows: &[&Row]) -> Counts {
+        let mut c = Counts::default();
+        for r in rows {
+            match (r.judged, &r.verdict) {
+                (_, Verdict::Failed) => c.failed += 1,
+                (Judged::Fitted, _) => c.fitted += 1,
+                (_, Verdict::Disagree) => c.disagree += 1,
+                (_, Verdict::Explained) => c.explained += 1,
+                (Judged::Exact, Verdict::Agree) => c.exact += 1,
+                (Judged::Calibrated, Verdict::Agree) => c.calibrated += 1,
+            }
+            if r.verdict == Verdict::Agree && r.judged != Judged::Fitted && !r.discriminating {
+                c.not_discriminating += 1;
+            }
+        }
+        c
+    }
 }

@@ -101,3 +101,42 @@ pub fn select(all: &[Kernel], names: &[String]) -> Result<Vec<Kernel>, String> {
         .cloned()
         .collect())
 }
+
+/// The short names of a named set of kernels (`ci`, `all`), as
+/// `probe/fetch-kernels.sh --set` fetches them.
+pub fn set_names(set: &str) -> Option<&'static [&'static str]> {
+    match set {
+        "ci" => Some(&["6.1", "6.12", "6.16", "7.3"]),
+        "all" => Some(&[
+            "6.1", "6.12", "6.16", "6.17", "6.18", "6.19", "7.0", "7.1", "7.2", "7.3",
+        ]),
+        _ => None,
+    }
+}
+
+/// The kernels of set `set` in `all` (the newest release of each short
+/// name); an error naming the missing ones and the command that fetches
+/// them.
+pub fn select_set(all: &[Kernel], set: &str) -> Result<Vec<Kernel>, String> {
+    let names = set_names(set).ok_or_else(|| format!("unknown set {set:?}: expected ci or all"))?;
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for n in names {
+        match all
+            .iter()
+            .filter(|k| short_name(&k.release).as_deref() == Some(*n))
+            .max_by_key(|k| version_key(&k.release))
+        {
+            Some(k) => out.push(k.clone()),
+            None => missing.push(*n),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(format!(
+            "the {set} set needs {} which the cache lacks: fetch them with \
+             `probe/fetch-kernels.sh --set {set} DIR`",
+            missing.join(", ")
+        ));
+    }
+    Ok(out)
+}

@@ -172,6 +172,16 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Entry>, String> {
 /// plan (`{"scenarios":[...]}`) and, if given, the scenario file that
 /// replaces the probe's built-in one.
 pub fn initrd(probe: &[u8], plan: &str, scenarios: Option<&str>) -> Vec<u8> {
+    initrd_with(probe, plan, scenarios, None)
+}
+
+/// [`initrd`] with the C reproducer as `/bin/test_c12_skew`, if given.
+pub fn initrd_with(
+    probe: &[u8],
+    plan: &str,
+    scenarios: Option<&str>,
+    reproducer: Option<&[u8]>,
+) -> Vec<u8> {
     let mut entries = vec![
         Entry::dir("dev"),
         Entry::char_device("dev/console", 5, 1),
@@ -180,6 +190,10 @@ pub fn initrd(probe: &[u8], plan: &str, scenarios: Option<&str>) -> Vec<u8> {
     ];
     if let Some(s) = scenarios {
         entries.push(Entry::file("scenarios.json", 0o644, s.as_bytes().to_vec()));
+    }
+    if let Some(r) = reproducer {
+        entries.push(Entry::dir("bin"));
+        entries.push(Entry::file("bin/test_c12_skew", 0o755, r.to_vec()));
     }
     write(&entries)
 }

@@ -41,9 +41,21 @@ pub struct Initrd {
 impl Initrd {
     /// The initramfs of the probe at `probe` running `names` (empty: all)
     /// from the scenario file compiled into this binary.
-    pub fn create(probe: &Path, names: &[String]) -> Result<Initrd, String> {
+    pub fn create(
+        probe: &Path,
+        names: &[String],
+        reproducer: Option<&Path>,
+    ) -> Result<Initrd, String> {
         let bin = std::fs::read(probe).map_err(|e| format!("{}: {e}", probe.display()))?;
-        let archive = cpio::initrd(&bin, &plan_json(names), Some(SCENARIOS_JSON));
+        let repro = reproducer
+            .map(|r| std::fs::read(r).map_err(|e| format!("{}: {e}", r.display())))
+            .transpose()?;
+        let archive = cpio::initrd_with(
+            &bin,
+            &plan_json(names),
+            Some(SCENARIOS_JSON),
+            repro.as_deref(),
+        );
         let path =
             std::env::temp_dir().join(format!("flushcheck-{}-initrd.cpio", std::process::id()));
         std::fs::write(&path, &archive).map_err(|e| format!("{}: {e}", path.display()))?;

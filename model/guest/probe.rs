@@ -141,3 +141,45 @@ pub fn run_on_host(
         out.status.success(),
     ))
 }
+
+/// The C reproducer's source, below the source root.
+pub const REPRODUCER_C: &str = "docs/reproducers/test_c12_skew.c";
+
+/// Build the C reproducer static (`gcc -O2 -static`), next to the probe's
+/// build, and return the binary's path; an error naming what is missing
+/// if it cannot be built.
+pub fn build_reproducer(root: &Path) -> Result<PathBuf, String> {
+    let src = root.join(REPRODUCER_C);
+    let dir = target_dir(root);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let bin = dir.join("test_c12_skew");
+    let fresh = |b: &Path| -> Option<bool> {
+        let built = std::fs::metadata(b).ok()?.modified().ok()?;
+        let source = std::fs::metadata(&src).ok()?.modified().ok()?;
+        Some(built >= source)
+    };
+    if fresh(&bin) == Some(true) {
+        return Ok(bin);
+    }
+    let cc = std::env::var("CC").unwrap_or_else(|_| "gcc".into());
+    let out = Command::new(&cc)
+        .args(["-Wall", "-Wextra", "-O2", "-static", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            format!("building the reproducer: cannot run {cc}: {e} (set CC, or install gcc)")
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "building the reproducer ({cc} -O2 -static {}) failed: {}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        ));
+    }
+    Ok(bin)
+}

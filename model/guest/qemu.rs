@@ -75,6 +75,9 @@ pub struct Boot {
     pub accel: Accel,
     /// Kill qemu after this long.
     pub timeout: Duration,
+    /// Parameters for the probe on the kernel command line
+    /// (`fcp.k1=11`: run the reproducer with `-k 11`).
+    pub params: Vec<String>,
 }
 
 /// What a boot printed.
@@ -179,7 +182,13 @@ pub fn command(b: &Boot, accel: Accel) -> Command {
         .arg(&b.vmlinuz)
         .arg("-initrd")
         .arg(&b.initrd)
-        .args(["-append", "console=ttyS0 panic=-1 quiet"])
+        .arg("-append")
+        .arg(
+            std::iter::once("console=ttyS0 panic=-1 quiet")
+                .chain(b.params.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
         .args(["-nographic", "-no-reboot"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -26,21 +26,36 @@ pub const HPAGE_PMD_NR: i64 = 512;
 /// Pages in a 64 KiB mTHP folio (order 4).
 pub const MTHP_NR: i64 = 16;
 
-/// The kernel a scenario runs on, as the model's side sees it.
+/// The kernel a scenario runs on, as the model's side sees it: the release
+/// whose update calls [`Cpu`] derives, and the release whose protocol the
+/// model runs (the same, but for [`Kernel::with_break`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kernel {
-    /// Linux 6.1 (Debian 6.1.192): the global-threshold lineage with
-    /// 873f64b791a2, the model's `v6.0`.
-    L6_1,
-    /// Linux 6.12 (Debian 6.12.107): the per-memcg lineage of v6.8, the
-    /// model's `v6.8`.
-    L6_12,
-    /// Linux 6.16 and later (not booted here; a host probe's kernel): the
-    /// per-memcg lineage with the early `break`, the model's `v6.17`.
-    L6_17,
+pub struct Kernel {
+    /// The release the updates are derived for, (major, minor).
+    pub release: (u32, u32),
+    /// The release whose protocol decides the flushes.
+    pub protocol: (u32, u32),
 }
 
 impl Kernel {
+    /// Linux 6.1 (Debian 6.1.192): the global-threshold lineage with
+    /// 873f64b791a2, the model's `v6.0`.
+    pub const L6_1: Kernel = Kernel::of(6, 1);
+    /// Linux 6.12 (Debian 6.12.117): the per-memcg lineage of v6.8, the
+    /// model's `v6.8`.
+    pub const L6_12: Kernel = Kernel::of(6, 12);
+    /// Linux 6.16 and later: the per-memcg lineage with the early `break`,
+    /// the model's `v6.17`.
+    pub const L6_17: Kernel = Kernel::of(6, 17);
+
+    /// Release `major.minor`, its own protocol.
+    pub const fn of(major: u32, minor: u32) -> Kernel {
+        Kernel {
+            release: (major, minor),
+            protocol: (major, minor),
+        }
+    }
+
     /// The kernel of a release string (`uname -r`): 6.1 to 6.7 are the
     /// global lineage, 6.8 to 6.15 per memcg, 6.16 on with the break.
     pub fn from_release(release: &str) -> Result<Kernel, String> {
@@ -48,71 +63,90 @@ impl Kernel {
         let major: u32 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
         let minor: u32 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
         match (major, minor) {
-            (6, 1..=7) => Ok(Kernel::L6_1),
-            (6, 8..=15) => Ok(Kernel::L6_12),
-            (6, 16..) | (7, _) => Ok(Kernel::L6_17),
+            (6, 1..) | (7, _) => Ok(Kernel::of(major, minor)),
             _ => Err(format!(
                 "kernel release {release:?}: the real-kernel scenarios predict 6.1 to 7.x only"
             )),
         }
     }
 
-    /// A release of this kernel's lineage, (major, minor).
-    pub fn release(self) -> (u32, u32) {
-        match self {
-            Kernel::L6_1 => (6, 1),
-            Kernel::L6_12 => (6, 12),
-            Kernel::L6_17 => (6, 17),
+    /// This release's updates under the early `break`'s protocol (v6.17):
+    /// what the release would show with the break.
+    pub fn with_break(self) -> Kernel {
+        Kernel {
+            protocol: self.protocol.max((6, 17)),
+            ..self
         }
+    }
+
+    /// The release whose protocol runs, (major, minor).
+    pub fn release(self) -> (u32, u32) {
+        self.protocol
     }
 
     /// The catalogue variant whose protocol this kernel runs.
     pub fn variant(self) -> Result<crate::protocol::Variant, String> {
-        let (major, minor) = self.release();
+        let (major, minor) = self.protocol;
         crate::protocol::catalogue::for_release(major, minor)
     }
 
     /// Short name for tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::L6_1 => "6.1",
-            Kernel::L6_12 => "6.12",
-            Kernel::L6_17 => "6.16+",
-        }
+    pub fn name(self) -> String {
+        format!("{}.{}", self.release.0, self.release.1)
     }
 
     /// Whether the flush protocol is the global-threshold one.
     pub fn global(self) -> bool {
-        self == Kernel::L6_1
+        self.protocol < (6, 8)
+    }
+
+    /// Whether the updates are derived for the global lineage's kernels
+    /// (6.1: byte-valued slab updates, `PGPGIN` and `PGFAULT` first).
+    fn old(self) -> bool {
+        self.release < (6, 8)
     }
 
     /// `PAGEVEC_SIZE`: folios a per-CPU LRU add batch holds before it
-    /// drains (include/linux/pagevec.h: 15 in 6.1, 31 in 6.12).
+    /// drains (include/linux/pagevec.h: 15 in 6.1, 31 from 6.4's
+    /// folio_batch).
     pub fn lru_batch(self) -> usize {
-        match self {
-            Kernel::L6_1 => 15,
-            Kernel::L6_12 | Kernel::L6_17 => 31,
+        if self.old() {
+            15
+        } else {
+            31
         }
     }
 
     /// Whether a charge counts `PGPGIN` (`memcg1_charge_statistics()`).
     fn pgpgin(self) -> bool {
-        self == Kernel::L6_1
+        self.old()
     }
 
     /// The value `memcg_rstat_updated()` receives for a byte-sized item:
     /// the bytes in 6.1; `memcg_state_val_in_pages()` from v6.8.
     pub fn slab_val(self, bytes: i64) -> i64 {
-        match self {
-            Kernel::L6_1 => bytes,
-            Kernel::L6_12 | Kernel::L6_17 => val_in_pages(bytes),
+        if self.old() {
+            bytes
+        } else {
+            val_in_pages(bytes)
         }
     }
 
     /// Whether a `struct file` is freed by an RCU callback after its last
     /// `fput()` (6.1: `file_free()` calls `call_rcu()`), rather than at once.
     pub fn file_free_rcu(self) -> bool {
-        self == Kernel::L6_1
+        self.old()
+    }
+}
+
+impl Default for super::predict::Setup {
+    fn default() -> Self {
+        super::predict::Setup {
+            lru_fill: 0,
+            residual: 0,
+            old_slab: 0,
+            own_tables: 0,
+        }
     }
 }
 
@@ -264,7 +298,7 @@ impl Cpu {
                 // do_anonymous_page(): 6.1 counts PGFAULT at the start of
                 // handle_mm_fault() and PGPGIN at the charge; 6.12 counts
                 // PGFAULT in mm_account_fault() at the end.
-                if k.global() {
+                if k.old() {
                     out.push(up(Item::PgFault, 1, 0));
                 }
                 if k.pgpgin() {
@@ -272,7 +306,7 @@ impl Cpu {
                 }
                 out.push(up(Item::AnonMapped, 1, 1));
                 self.lru_add(memcg, 1, out);
-                if !k.global() {
+                if !k.old() {
                     out.push(up(Item::PgFault, 1, 0));
                 }
             }
@@ -280,7 +314,7 @@ impl Cpu {
                 // do_huge_pmd_anonymous_page(): the charge, the deposited
                 // page table (kmem page, NR_PAGETABLE), the rmap, the LRU
                 // (a large folio drains the batch at once), the events.
-                if k.global() {
+                if k.old() {
                     out.push(up(Item::PgFault, 1, 0));
                 }
                 if k.pgpgin() {
@@ -293,11 +327,11 @@ impl Cpu {
                 self.lru_add(memcg, HPAGE_PMD_NR, out);
                 self.lru_drain(out);
                 out.push(up(Item::ThpFaultAlloc, 1, 0));
-                if !k.global() {
+                if !k.old() {
                     out.push(up(Item::PgFault, 1, 0));
                 }
             }
-            Unit::Mthp64k if k.global() => self.unit(Unit::Anon4k, memcg, out),
+            Unit::Mthp64k if k.old() => self.unit(Unit::Anon4k, memcg, out),
             Unit::Mthp64k => {
                 // do_anonymous_page() with alloc_anon_folio() of order 4: the
                 // rmap, the LRU (a large folio drains the batch), PGFAULT.
@@ -567,8 +601,9 @@ pub const DENTRY_SLOT: i64 = 192;
 /// `struct file`'s slot size when the probe could not read it: 256 in
 /// 6.1, 192 in 6.12 (`sizeof(struct file)` 232 and 184 in Debian's builds).
 pub fn default_filp_slot(kernel: Kernel) -> i64 {
-    match kernel {
-        Kernel::L6_1 => 256,
-        Kernel::L6_12 | Kernel::L6_17 => 192,
+    if kernel.old() {
+        256
+    } else {
+        192
     }
 }

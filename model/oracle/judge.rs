@@ -463,7 +463,8 @@ pub fn lineage_of(release: (u32, u32)) -> Lineage {
 
 /// The protocols a trace is replayed with to see whether a row
 /// discriminates: one of each lineage the model has for real releases.
-pub const LINEAGES: [(&str, (u32, u32)); 3] = [("v6.0", (6, 1)), ("v6.8", (6, 12)), ("v6.17", (6, 16))];
+pub const LINEAGES: [(&str, (u32, u32)); 3] =
+    [("v6.0", (6, 1)), ("v6.8", (6, 12)), ("v6.17", (6, 16))];
 
 /// Judge scenario `s` of one boot from the kernel's trace.
 pub fn exact(
@@ -553,4 +554,124 @@ pub fn exact(
         judged,
         discriminating,
     })
+}
+
+/// A row that could not be judged, with why.
+pub fn failed_row(kernel: &str, cpus: usize, scenario: &str, why: &str) -> Row {
+    Row {
+        kernel: kernel.to_string(),
+        cpus,
+        scenario: scenario.to_string(),
+        observable: "-".into(),
+        predicted: "-".into(),
+        observed: "-".into(),
+        verdict: Verdict::Failed,
+        note: why.to_string(),
+        judged: Judged::Fitted,
+        discriminating: false,
+    }
+}
+
+/// The C reproducer's row of one boot: the model's forecast (made before
+/// the boot, from the release's derived updates) beside what the program
+/// printed, and the exact replay of its trace, whose last gates of `p` and
+/// `p/a` must show what it printed.
+pub fn judge_reproducer(obs: &Observation, forecast: super::plan::Forecast) -> Row {
+    let r = &obs.repro;
+    let mut row = failed_row(&obs.hello.release, obs.hello.cpus, "reproducer", "");
+    row.observable = "what docs/reproducers/test_c12_skew.c prints".into();
+    row.predicted = format!(
+        "{} (p {} / p/a {}, -k {})",
+        forecast.verdict(),
+        forecast.p,
+        forecast.a,
+        forecast.k1
+    );
+    if !r.ran {
+        row.note = if r.error.is_empty() {
+            "the reproducer did not run (no FCR start record)".into()
+        } else {
+            r.error.clone()
+        };
+        return row;
+    }
+    let (Some(verdict), Some((p, a))) = (r.verdict(), r.anon()) else {
+        row.note = format!(
+            "the reproducer printed no verdict or values (exit {:?}): {}",
+            r.exit,
+            r.lines.last().cloned().unwrap_or_default()
+        );
+        return row;
+    };
+    row.observed = format!("{verdict} (p {p} / p/a {a})");
+    let Some(release) = release_of(&obs.hello.release) else {
+        row.note = "no release".into();
+        return row;
+    };
+    let start = Start {
+        s: "repro".into(),
+        ids: r.ids.clone(),
+        ..Start::default()
+    };
+    let replayed = crate::protocol::catalogue::for_release(release.0, release.1).map(|v| {
+        Replay {
+            hello: &obs.hello,
+            release,
+            variant: &v,
+            lineage: lineage_of(release),
+            start: &start,
+            reads: &[],
+            reader_pid: None,
+            name: "repro",
+        }
+        .run(&obs.events)
+    });
+    let replayed = match replayed {
+        Ok(x) => x,
+        Err(e) => {
+            row.note = e;
+            return row;
+        }
+    };
+    // The program's own pid: the one whose gates read p and p/a last.
+    let last = |path: &str| {
+        replayed
+            .gate_log
+            .iter()
+            .rev()
+            .find(|(_, p, _, _)| p == path)
+            .cloned()
+    };
+    let replay_note = match (&replayed.difference, last("p"), last("p/a")) {
+        (Some(d), _, _) => Err(format!("the replay of its trace: {d}")),
+        (None, Some((_, _, _, mp)), Some((_, _, _, ma))) if (mp, ma) == (p, a) => Ok(format!(
+            "exact: its trace replayed ({} updates, {} gates) shows p {mp} / p/a {ma} as it printed",
+            replayed.updates, replayed.gates
+        )),
+        (None, Some((_, _, _, mp)), Some((_, _, _, ma))) => Err(format!(
+            "the replay of its trace shows p {mp} / p/a {ma}, it printed p {p} / p/a {a}"
+        )),
+        _ => Err("its trace has no gate of p or p/a".to_string()),
+    };
+    row.judged = Judged::Exact;
+    row.discriminating = true;
+    let forecast_ok = forecast.verdict() == verdict && (forecast.p, forecast.a) == (p, a);
+    match replay_note {
+        Ok(n) if forecast_ok => {
+            row.verdict = Verdict::Agree;
+            row.note = format!("the forecast holds; {n}");
+        }
+        Ok(n) => {
+            row.verdict = Verdict::Disagree;
+            row.note = format!(
+                "the forecast from the derived updates differs (the derivation misses what this \
+                 kernel does); {n}"
+            );
+        }
+        Err(n) => {
+            row.verdict = Verdict::Disagree;
+            row.note = n;
+        }
+    }
+    row
 }

@@ -86,6 +86,9 @@ pub struct Replayed {
     /// CPUs whose 6.1 `stats_updates` was not calibrated before the window
     /// (their residual taken as 0).
     pub uncalibrated: Vec<usize>,
+    /// Every gate of the scenario's memcgs in the window: (pid, memcg
+    /// path, whether it flushed, the `anon` the model shows after it).
+    pub gate_log: Vec<(u32, String, bool, i64)>,
 }
 
 impl Replayed {
@@ -110,11 +113,13 @@ impl Sink for GateSink {
     fn observe(&self, _actor: Actor, obs: Obs) {
         let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
         match obs {
+            // The gate's own read is the first: the flush that follows
+            // reads the counter again on every CPU, after resetting it.
             Obs::Access(Access {
                 var: Var::Threshold { .. },
                 op: Op::Read(v),
                 ..
-            }) => g.value = Some(v),
+            }) if g.value.is_none() => g.value = Some(v),
             Obs::Trace(Tp::FlushStats { needs_flush, .. }) => g.needs = Some(needs_flush),
             _ => {}
         }
@@ -407,8 +412,12 @@ impl Replay<'_> {
                 Ev::Dwork => {
                     // The periodic work: a forced flush of the root, if its
                     // rstat flush follows (6.1's trylock can lose).
-                    let flushes = next_of_pid(events, i, to, e.pid)
-                        .is_some_and(|j| matches!(events[j].ev, Ev::Rstat { .. } | Ev::FlushEntered | Ev::Gate { force: true, .. }));
+                    let flushes = next_of_pid(events, i, to, e.pid).is_some_and(|j| {
+                        matches!(
+                            events[j].ev,
+                            Ev::Rstat { .. } | Ev::FlushEntered | Ev::Gate { force: true, .. }
+                        )
+                    });
                     if flushes {
                         Std::set_actor(Actor::Periodic);
                         proto.periodic();
@@ -442,7 +451,8 @@ impl Replay<'_> {
                     }
                     Std::set_actor(Actor::Reader(0));
                     let decided = proto.mem_cgroup_flush_stats(m);
-                    let seen = std::mem::take(&mut *sink.0.lock().unwrap_or_else(|e| e.into_inner()));
+                    let seen =
+                        std::mem::take(&mut *sink.0.lock().unwrap_or_else(|e| e.into_inner()));
                     if decided {
                         flush_values(&charged, &mut shown, if global { 0 } else { m });
                         own_flush.insert(e.pid, m);
@@ -450,6 +460,13 @@ impl Replay<'_> {
                     if !judged {
                         continue;
                     }
+                    let target = if global { None } else { Some(m) };
+                    out.gate_log.push((
+                        e.pid,
+                        target.map_or_else(|| "*".to_string(), |m| self.path_of(tree, m)),
+                        kernel,
+                        target.map_or(0, |m| shown[m as usize][0]),
+                    ));
                     let is_read = pending_read.is_some() && Some(e.pid) == self.reader_pid;
                     out.gates += 1;
                     out.flushes += usize::from(kernel);
@@ -485,9 +502,10 @@ impl Replay<'_> {
                         out.reads += 1;
                         out.observed.push((r.anon as i64, kernel));
                         out.predicted.push((anon, decided));
-                        for (what, model, kern) in
-                            [("anon", anon, r.anon as i64), ("shmem", shmem, r.shmem as i64)]
-                        {
+                        for (what, model, kern) in [
+                            ("anon", anon, r.anon as i64),
+                            ("shmem", shmem, r.shmem as i64),
+                        ] {
                             if model != kern {
                                 return Err(format!(
                                     "{}: read {} of {} showed {what} {kern} pages, the model's {model}",
@@ -525,7 +543,9 @@ impl Replay<'_> {
                     }
                 }
                 Ev::Rstat { id } => {
-                    let Some(&m) = tree.by_id.get(id) else { continue };
+                    let Some(&m) = tree.by_id.get(id) else {
+                        continue;
+                    };
                     if let Some(g) = own_flush.remove(&e.pid) {
                         if g == m || g == 0 || global {
                             continue;

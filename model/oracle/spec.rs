@@ -55,7 +55,9 @@ pub enum Op {
     },
     /// Wait for the periodic flush (`flush_memcg_stats_dwork()`) to run,
     /// so that the scenario starts with every count flushed; then
-    /// `settle_ms` more.
+    /// `settle_ms` more; then drain this CPU's LRU add batch
+    /// (`lru_add_drain()`, through `madvise(MADV_COLD)` of a range with no
+    /// page), so that the scenario's folios start in an empty batch.
     WaitPeriodic {
         /// Extra wait after the flush, in milliseconds.
         #[serde(default)]

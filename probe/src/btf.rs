@@ -170,9 +170,9 @@ impl Btf {
     /// that name with members), looking through anonymous structs and
     /// unions; `member` may be a path (`css.cgroup`).
     pub fn offset(&self, name: &str, member: &str) -> Option<u32> {
-        let id = self.types.iter().position(|t| {
-            matches!(t, Ty::Composite { name: n, members } if n == name && !members.is_empty())
-        })? as u32;
+        let id = self.types.iter().position(
+            |t| matches!(t, Ty::Composite { name: n, members } if n == name && !members.is_empty()),
+        )? as u32;
         let mut at = id;
         let mut total = 0u32;
         for part in member.split('.') {

@@ -318,12 +318,12 @@ fn reproducer(k1: &str, tr: &Tracing) -> Result<(), String> {
         json_str(k1),
         serde_json::to_string(&ids).unwrap()
     ));
-    tr.mark(b"fcp repro");
+    tr.mark(b"fcp s repro");
     let out = std::process::Command::new(REPRODUCER)
         .args(["-k", k1])
         .output()
         .map_err(|e| format!("running {REPRODUCER}: {e}"))?;
-    tr.mark(b"fcp repro end");
+    tr.mark(b"fcp e repro");
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         say(&format!("FCR {}", json_str(line)));
     }
@@ -695,6 +695,22 @@ impl Memory {
         }
     }
 
+    /// `lru_add_drain()` on this CPU: `madvise(MADV_COLD)` of a range
+    /// with no page present drains the CPU's LRU add batch first
+    /// (`madvise_cold()`) and then finds nothing to deactivate, so that a
+    /// scenario's folios start in an empty batch. Allocates nothing.
+    fn lru_add_drain(&self) {
+        // SAFETY: the last 4 KiB page of the anonymous reservation, never
+        // touched (`charge` stops before it).
+        unsafe {
+            libc::madvise(
+                self.anon.add((ANON_PAGES - 1) * PAGE) as *mut libc::c_void,
+                PAGE,
+                libc::MADV_COLD,
+            );
+        }
+    }
+
     /// Close what `OpenKeep` opened.
     fn close_kept(&mut self) {
         self.charged.clear();
@@ -707,7 +723,7 @@ impl Memory {
     fn charge(&mut self, unit: Unit, cg_stat: &std::ffi::CStr) -> Result<(), String> {
         match unit {
             Unit::Anon4k => {
-                if self.anon_next == ANON_PAGES {
+                if self.anon_next >= ANON_PAGES - 1 {
                     return Err("out of reserved 4 KiB pages".into());
                 }
                 // SAFETY: inside the reserved mapping.
@@ -804,7 +820,6 @@ unsafe fn map(len: usize) -> Result<*mut u8, String> {
     }
     Ok(p as *mut u8)
 }
-
 
 /// Everything a scenario's reads touch, made before it enters its memcgs.
 struct Ctx<'a> {
@@ -920,6 +935,7 @@ fn run_scenario(
             Op::WaitPeriodic { settle_ms } => {
                 wait_periodic(&cx);
                 sleep_ms(*settle_ms);
+                mem.lru_add_drain();
                 cx.t0 = Instant::now();
             }
             Op::Charge {
@@ -994,7 +1010,6 @@ fn pin(cpu: usize) -> Result<(), String> {
     }
     Ok(())
 }
-
 
 fn sleep_ms(ms: u64) {
     std::thread::sleep(std::time::Duration::from_millis(ms));

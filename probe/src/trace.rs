@@ -270,8 +270,8 @@ impl Tracing {
             if funcs("__mem_cgroup_flush_stats") {
                 kprobes.push(("fcp_flush", "__mem_cgroup_flush_stats".into()));
             }
-            t.filter_updates = off("mem_cgroup", "vmstats").is_some()
-                && !kallsyms_has("stats_flush_threshold");
+            t.filter_updates =
+                off("mem_cgroup", "vmstats").is_some() && !kallsyms_has("stats_flush_threshold");
             if t.filter_updates {
                 t.id_kprobes.extend(["fcp_ms", "fcp_me", "fcp_ml"]);
             }
@@ -452,7 +452,11 @@ pub fn compact(line: &str) -> Option<String> {
         Some(i) => (&after[..i], &after[i + 2..]),
         None => (after.trim_end_matches(':'), ""),
     };
-    let id = || arg(args, "id").or_else(|| arg(args, "memcg_id")).unwrap_or("0");
+    let id = || {
+        arg(args, "id")
+            .or_else(|| arg(args, "memcg_id"))
+            .unwrap_or("0")
+    };
     let body = match event {
         "mod_memcg_state" | "fcp_ms" => format!(
             "S {} {} {}",

@@ -1,0 +1,119 @@
+//! Plans the model makes for a real kernel before it boots: the C
+//! reproducer's `-k` for a release and CPU count, and what the reproducer
+//! will then print (docs/real-kernels.md, section 5).
+//!
+//! The reproducer (docs/reproducers/test_c12_skew.c) is the `c12-skew`
+//! scenario as a standalone program: child `p/b` one 64 KiB folio, child
+//! `p/a` k1 4 KiB pages, `p/b` 8 pages, `p/a` a 64 KiB folio and 4 pages,
+//! then the parent's and the child's memory.stat. Which k1 makes the child
+//! flushable while its parent is not depends on every update the kernel
+//! makes on the way (the LRU add batch, the objcg stock, what a move
+//! between memcgs costs), so the model derives it per release and CPU
+//! count ([`super::charge`], [`super::predict`]) rather than reading it
+//! from one table.
+
+use super::charge::Kernel;
+use super::predict::{predict, reads_of, Setup};
+use super::spec::{scenarios, Op, Scenario};
+
+/// The scenario the reproducer runs.
+pub const REPRODUCER_SCENARIO: &str = "c12-skew";
+
+/// What the model expects the reproducer to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Forecast {
+    /// The `-k` it runs with.
+    pub k1: usize,
+    /// The parent's `anon` in pages, as its read shows it.
+    pub p: i64,
+    /// The child's.
+    pub a: i64,
+}
+
+impl Forecast {
+    /// The reproducer's verdict for these values: FAIL when the parent
+    /// shows less than its child.
+    pub fn verdict(self) -> &'static str {
+        if self.p < self.a {
+            "FAIL"
+        } else {
+            "PASS"
+        }
+    }
+}
+
+/// The `c12-skew` scenario with k1 pages in its first charge of `p/a`
+/// (whatever the CPU count).
+pub fn c12_with_k1(k1: usize) -> Result<Scenario, String> {
+    let mut s = scenarios()
+        .into_iter()
+        .find(|s| s.name == REPRODUCER_SCENARIO)
+        .ok_or_else(|| format!("no scenario {REPRODUCER_SCENARIO} in the scenario file"))?;
+    let first = s
+        .ops
+        .iter_mut()
+        .find(|op| matches!(op, Op::Charge { .. }) && charges_child_a(op))
+        .ok_or("c12-skew has no 4 KiB charge of p/a")?;
+    if let Op::Charge { n, n_by_cpus, .. } = first {
+        *n = k1;
+        n_by_cpus.clear();
+    }
+    Ok(s)
+}
+
+fn charges_child_a(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Charge {
+            kind: super::spec::Unit::Anon4k,
+            ..
+        }
+    )
+}
+
+/// What the reproducer prints with `-k k1` on `release` at `cpus`, by the
+/// model (from a flushed start, the LRU add batch empty: the reproducer
+/// drains it before it charges).
+pub fn forecast(release: &str, cpus: usize, k1: usize) -> Result<Forecast, String> {
+    let kernel = Kernel::from_release(release)?;
+    forecast_with(kernel, cpus, k1)
+}
+
+fn forecast_with(kernel: Kernel, cpus: usize, k1: usize) -> Result<Forecast, String> {
+    let s = c12_with_k1(k1)?;
+    let reads = reads_of(&s, cpus, 0);
+    let p = predict(&s, kernel, cpus, Setup::default(), &reads, (0, 0))?;
+    match p.as_slice() {
+        [parent, child] => Ok(Forecast {
+            k1,
+            p: parent.anon,
+            a: child.anon,
+        }),
+        _ => Err(format!("c12-skew: {} reads predicted, 2 expected", p.len())),
+    }
+}
+
+/// The k1 the reproducer runs with on `release` at `cpus`: of the k1
+/// (0 to 160) for which the model predicts the loss on the early break's
+/// lineage with this release's updates, the middle of the longest run (the
+/// value farthest from a k1 that would not show it). `None` if no k1
+/// shows it.
+pub fn reproducer_k1(release: &str, cpus: usize) -> Result<Option<usize>, String> {
+    let kernel = Kernel::from_release(release)?.with_break();
+    let mut best: Option<(usize, usize)> = None;
+    let mut run: Option<usize> = None;
+    for k1 in 0..=161usize {
+        let loses = k1 <= 160 && forecast_with(kernel, cpus, k1)?.verdict() == "FAIL";
+        match (loses, run) {
+            (true, None) => run = Some(k1),
+            (false, Some(from)) => {
+                if best.is_none_or(|(f, t)| t - f < k1 - from) {
+                    best = Some((from, k1));
+                }
+                run = None;
+            }
+            _ => {}
+        }
+    }
+    Ok(best.map(|(from, to)| from + (to - from - 1) / 2))
+}
