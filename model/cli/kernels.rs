@@ -44,6 +44,11 @@ pub struct KernelsArgs {
     /// and vCPU count, as a row `reproducer` beside the model's forecast.
     #[arg(long)]
     pub no_reproducer: bool,
+    /// Print the reproducer's plan instead of booting: for each release
+    /// (`--kernel`, as releases or cache names; default: the cache's) and
+    /// vCPU count, the model's `-k` and what the program will then print.
+    #[arg(long, conflicts_with_all = ["from", "host"])]
+    pub plan: bool,
     /// vCPU counts, comma-separated; one boot per kernel and count
     /// [default: 1,2,4].
     #[arg(long, value_delimiter = ',')]
@@ -106,6 +111,9 @@ pub fn kernels(a: &KernelsArgs) -> Result<ExitCode, String> {
     }
     if a.cpus.contains(&0) {
         return Err("--cpus 0: a guest needs at least 1 vCPU".into());
+    }
+    if a.plan {
+        return plan(a);
     }
     let outcomes = if let Some(dir) = &a.from {
         from_saved(dir, a, &names)?
@@ -567,4 +575,56 @@ fn repro_row(o: &Outcome, text: &str, plan: &ReproPlan) -> Option<Row> {
     };
     let c = console::read(text);
     Some(crate::oracle::judge::judge_reproducer(&c.obs, forecast))
+}
+
+/// `--plan`: the reproducer's `-k` and forecast per release and vCPU count.
+fn plan(a: &KernelsArgs) -> Result<ExitCode, String> {
+    let releases: Vec<String> = if a.kernel.is_empty() {
+        let cache = cache_dir(a);
+        cache::find(&cache)?
+            .into_iter()
+            .map(|k| k.release)
+            .collect()
+    } else {
+        let found = cache::find(&cache_dir(a)).unwrap_or_default();
+        a.kernel
+            .iter()
+            .map(|n| {
+                found
+                    .iter()
+                    .find(|k| &k.name == n || &k.release == n)
+                    .map_or_else(|| n.clone(), |k| k.release.clone())
+            })
+            .collect()
+    };
+    let mut rows = Vec::new();
+    for r in &releases {
+        for &n in &cpu_counts(a) {
+            let k1 = crate::oracle::plan::reproducer_k1(r, n)?;
+            let line = match k1 {
+                None => format!("{r} at {}: no k1 shows the loss", count(n, "vCPU")),
+                Some(k1) => {
+                    let f = crate::oracle::plan::forecast(r, n, k1)?;
+                    rows.push(serde_json::json!({"release": r, "cpus": n, "forecast": f}));
+                    format!(
+                        "{r} at {}: test_c12_skew -k {} -m {}: {} (p {} after the skew, p {} / p/a {})",
+                        count(n, "vCPU"),
+                        f.k1,
+                        f.m,
+                        f.verdict(),
+                        f.p1,
+                        f.p,
+                        f.a
+                    )
+                }
+            };
+            if !a.json {
+                println!("{line}");
+            }
+        }
+    }
+    if a.json {
+        print_json(&serde_json::json!({ "plans": rows }))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

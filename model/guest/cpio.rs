@@ -185,6 +185,8 @@ pub fn initrd_with(
     let mut entries = vec![
         Entry::dir("dev"),
         Entry::char_device("dev/console", 5, 1),
+        // The reproducer's standard input (Command::output's default).
+        Entry::char_device("dev/null", 1, 3),
         Entry::file("init", 0o755, probe.to_vec()),
         Entry::file("plan.json", 0o644, plan.as_bytes().to_vec()),
     ];

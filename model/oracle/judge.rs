@@ -581,11 +581,12 @@ pub fn judge_reproducer(obs: &Observation, forecast: super::plan::Forecast) -> R
     let mut row = failed_row(&obs.hello.release, obs.hello.cpus, "reproducer", "");
     row.observable = "what docs/reproducers/test_c12_skew.c prints".into();
     row.predicted = format!(
-        "{} (p {} / p/a {}, -k {})",
+        "{} (p {} / p/a {}, -k {} -m {})",
         forecast.verdict(),
         forecast.p,
         forecast.a,
-        forecast.k1
+        forecast.k1,
+        forecast.m
     );
     if !r.ran {
         row.note = if r.error.is_empty() {

@@ -24,9 +24,13 @@ pub const REPRODUCER_SCENARIO: &str = "c12-skew";
 pub struct Forecast {
     /// The `-k` it runs with.
     pub k1: usize,
-    /// The parent's `anon` in pages, as its read shows it.
+    /// The `-m` it runs with (256 per CPU).
+    pub m: usize,
+    /// The parent's `anon` in pages right after the skew.
+    pub p1: i64,
+    /// The parent's after the child's `m` more pages.
     pub p: i64,
-    /// The child's.
+    /// The child's then.
     pub a: i64,
 }
 
@@ -40,6 +44,43 @@ impl Forecast {
             "PASS"
         }
     }
+}
+
+/// The reproducer's sequence as a scenario: `c12-skew` with k1 pages in
+/// its first charge of `p/a` (whatever the CPU count), the parent read
+/// (not the child: its read would flush it), `m` more pages of the child,
+/// the parent read, then the child.
+pub fn reproducer_scenario(k1: usize, m: usize) -> Result<Scenario, String> {
+    let mut s = c12_with_k1(k1)?;
+    let last = s.ops.pop();
+    if last
+        != Some(Op::Read {
+            cg: "p/a".into(),
+            reopen: false,
+        })
+    {
+        return Err("c12-skew no longer ends with a read of p/a".into());
+    }
+    s.ops.extend([
+        Op::Charge {
+            kind: super::spec::Unit::Anon4k,
+            n: m,
+            n_by_cpus: Vec::new(),
+            read: None,
+            every: 0,
+            reopen: false,
+            trace: 0,
+        },
+        Op::Read {
+            cg: "p".into(),
+            reopen: false,
+        },
+        Op::Read {
+            cg: "p/a".into(),
+            reopen: false,
+        },
+    ]);
+    Ok(s)
 }
 
 /// The `c12-skew` scenario with k1 pages in its first charge of `p/a`
@@ -80,16 +121,22 @@ pub fn forecast(release: &str, cpus: usize, k1: usize) -> Result<Forecast, Strin
 }
 
 fn forecast_with(kernel: Kernel, cpus: usize, k1: usize) -> Result<Forecast, String> {
-    let s = c12_with_k1(k1)?;
+    let m = 256 * cpus;
+    let s = reproducer_scenario(k1, m)?;
     let reads = reads_of(&s, cpus, 0);
     let p = predict(&s, kernel, cpus, Setup::default(), &reads, (0, 0))?;
     match p.as_slice() {
-        [parent, child] => Ok(Forecast {
+        [p1, p2, a2] => Ok(Forecast {
             k1,
-            p: parent.anon,
-            a: child.anon,
+            m,
+            p1: p1.anon,
+            p: p2.anon,
+            a: a2.anon,
         }),
-        _ => Err(format!("c12-skew: {} reads predicted, 2 expected", p.len())),
+        _ => Err(format!(
+            "the reproducer: {} reads predicted, 3 expected",
+            p.len()
+        )),
     }
 }
 

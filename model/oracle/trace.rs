@@ -149,12 +149,14 @@ pub struct Repro {
 }
 
 impl Repro {
-    /// The `memory.stat` anon values it printed: (p, p/a).
+    /// The `memory.stat` anon values it printed last: (p, p/a) after the
+    /// child's further pages.
     pub fn anon(&self) -> Option<(i64, i64)> {
         let l = self
             .lines
             .iter()
-            .find(|l| l.starts_with("memory.stat anon (pages):"))?;
+            .rev()
+            .find(|l| l.starts_with("memory.stat anon (pages)") && l.contains("p/a = "))?;
         let num = |key: &str| -> Option<i64> {
             let at = l.find(key)? + key.len();
             l[at..]
