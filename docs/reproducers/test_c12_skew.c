@@ -146,20 +146,29 @@ static int set_size(const char *path, const char *mode)
 	return write_text(path, mode);
 }
 
-/* 64 KiB folios on, every other anonymous mTHP size off for the run. */
+/*
+ * 64 KiB folios on, every other anonymous mTHP size below the PMD size off
+ * for the run (a size set to always would change what the faults
+ * allocate); the PMD size and file-only sizes (no enabled file) untouched.
+ */
 static int setup_mthp(void)
 {
-	char path[sizeof(saved[0].path)];
+	char path[sizeof(saved[0].path)], pmd[64], buf[32];
 	struct dirent *e;
 	DIR *d = opendir(THP_DIR);
 	int ret = 0;
 
 	if (!d)
 		return -1;
+	snprintf(pmd, sizeof(pmd), "hugepages-%lukB",
+		 read_text(THP_DIR "/hpage_pmd_size", buf, sizeof(buf)) ? 2048UL :
+		 strtoul(buf, NULL, 10) / 1024);
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "hugepages-", 10))
+		if (strncmp(e->d_name, "hugepages-", 10) || !strcmp(e->d_name, pmd))
 			continue;
 		snprintf(path, sizeof(path), THP_DIR "/%s/enabled", e->d_name);
+		if (access(path, F_OK))
+			continue;
 		if (set_size(path, strcmp(e->d_name, "hugepages-64kB") ? "never" : "always"))
 			ret = -1;
 	}

@@ -342,7 +342,23 @@ fn boot_one(
         save(dir, &format!("{}-{cpus}", k.name), &booted.console)?;
     }
     let mut o = outcome(&k.name, cpus, &booted.console, names);
-    o.rows.extend(repro_row(&o, &booted.console, repro));
+    if let ReproPlan::Failed(e) = repro {
+        o.rows.push(crate::oracle::judge::failed_row(
+            &o.kernel,
+            o.cpus,
+            "reproducer",
+            e,
+        ));
+    } else if let ReproPlan::Run(_) = repro {
+        if !o.rows.iter().any(|r| r.scenario == "reproducer") {
+            o.rows.push(crate::oracle::judge::failed_row(
+                &o.kernel,
+                o.cpus,
+                "reproducer",
+                "the console has no record of the reproducer's run",
+            ));
+        }
+    }
     if booted.timed_out {
         o.error = o
             .error
@@ -399,7 +415,8 @@ pub fn outcome(kernel: &str, cpus: usize, text: &str, names: &[String]) -> Outco
             Some(e.lines().next().unwrap_or("").to_string()),
         ),
     };
-    let rows = rows_of(kernel, cpus, &c.obs, names, error.as_deref());
+    let mut rows = rows_of(kernel, cpus, &c.obs, names, error.as_deref());
+    rows.extend(repro_row(&c.obs));
     Outcome {
         kernel: kernel.to_string(),
         cpus,
@@ -558,23 +575,24 @@ fn on_host(a: &KernelsArgs, names: &[String]) -> Result<Outcome, String> {
     Ok(o)
 }
 
-/// The reproducer's row of one boot: its forecast beside what it printed,
-/// and the exact replay of its trace.
-fn repro_row(o: &Outcome, text: &str, plan: &ReproPlan) -> Option<Row> {
-    let forecast = match plan {
-        ReproPlan::None => return None,
-        ReproPlan::Failed(e) => {
-            return Some(crate::oracle::judge::failed_row(
-                &o.kernel,
-                o.cpus,
-                "reproducer",
-                e,
-            ))
-        }
-        ReproPlan::Run(f) => *f,
-    };
-    let c = console::read(text);
-    Some(crate::oracle::judge::judge_reproducer(&c.obs, forecast))
+/// The reproducer's row of one boot, if it ran: the model's forecast for
+/// the `-k` it ran with, beside what it printed, and the exact replay of
+/// its trace.
+fn repro_row(obs: &Observation) -> Option<Row> {
+    if !obs.repro.ran {
+        return None;
+    }
+    let (release, cpus) = (&obs.hello.release, obs.hello.cpus);
+    let forecast = obs
+        .repro
+        .k1
+        .parse::<usize>()
+        .map_err(|e| format!("the reproducer's -k {:?}: {e}", obs.repro.k1))
+        .and_then(|k1| crate::oracle::plan::forecast(release, cpus, k1));
+    Some(match forecast {
+        Ok(f) => crate::oracle::judge::judge_reproducer(obs, f),
+        Err(e) => crate::oracle::judge::failed_row(release, cpus, "reproducer", &e),
+    })
 }
 
 /// `--plan`: the reproducer's `-k` and forecast per release and vCPU count.

@@ -176,6 +176,8 @@ pub fn observable(s: &Scenario) -> &'static str {
         "d" => "a quiescent read after 65 pages",
         "e" => "when a read first shows the charges",
         "f" => "reads that flush as slab bytes accumulate",
+        "g" => "the probe's own footprint: reads, moves, zero units",
+        "h" => "reads as pages are charged and freed",
         _ => "what each read shows",
     }
 }
@@ -634,25 +636,23 @@ pub fn judge_reproducer(obs: &Observation, forecast: super::plan::Forecast) -> R
             return row;
         }
     };
-    // The program's own pid: the one whose gates read p and p/a last.
-    let last = |path: &str| {
-        replayed
-            .gate_log
-            .iter()
-            .rev()
-            .find(|(_, p, _, _)| p == path)
-            .cloned()
-    };
-    let replay_note = match (&replayed.difference, last("p"), last("p/a")) {
+    // Its reads after the child's further pages: the last read of p/a, and
+    // the read of p just before it (the parent's reads after that are its
+    // wait for the periodic flush).
+    let log = &replayed.gate_log;
+    let child = log.iter().rposition(|(_, path, _, _)| path == "p/a");
+    let parent = child.and_then(|j| log[..j].iter().rposition(|(_, path, _, _)| path == "p"));
+    let replay_note = match (&replayed.difference, parent, child) {
         (Some(d), _, _) => Err(format!("the replay of its trace: {d}")),
-        (None, Some((_, _, _, mp)), Some((_, _, _, ma))) if (mp, ma) == (p, a) => Ok(format!(
-            "exact: its trace replayed ({} updates, {} gates) shows p {mp} / p/a {ma} as it printed",
-            replayed.updates, replayed.gates
+        (None, Some(i), Some(j)) if (log[i].3, log[j].3) == (p, a) => Ok(format!(
+            "exact: its trace replayed ({} updates, {} gates) shows p {} / p/a {} as it printed",
+            replayed.updates, replayed.gates, log[i].3, log[j].3
         )),
-        (None, Some((_, _, _, mp)), Some((_, _, _, ma))) => Err(format!(
-            "the replay of its trace shows p {mp} / p/a {ma}, it printed p {p} / p/a {a}"
+        (None, Some(i), Some(j)) => Err(format!(
+            "the replay of its trace shows p {} / p/a {}, it printed p {p} / p/a {a}",
+            log[i].3, log[j].3
         )),
-        _ => Err("its trace has no gate of p or p/a".to_string()),
+        _ => Err("its trace has no read of p before its last read of p/a".to_string()),
     };
     row.judged = Judged::Exact;
     row.discriminating = true;

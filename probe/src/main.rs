@@ -222,10 +222,10 @@ fn run(guest: bool, args: &[String]) -> Result<(), String> {
         }
         let before = tr.overruns();
         let res = run_scenario(s, &base, &tr, &profile, &mut mem, cpus, t0);
-        // Back to the root (or where the host probe started) before
-        // anything allocates.
-        let _ = write_file(&root_procs, "0");
+        // The window ends with the scenario's last op; then back to the
+        // root (or where the host probe started) before anything allocates.
         tr.mark(format!("fcp e {}", s.name).as_bytes());
+        let _ = write_file(&root_procs, "0");
         if let (true, Some(was)) = (s.mthp, &mthp_was) {
             // The file shows "always [inherit] madvise never": restore the
             // bracketed one.
@@ -378,14 +378,24 @@ fn mount_guest() -> Result<(), String> {
     // A guest under 512 MiB starts with THP off ("disabled by default on
     // small systems", hugepage_init()); the THP scenarios madvise.
     let _ = write_file("/sys/kernel/mm/transparent_hugepage/enabled", "madvise");
-    // Every other anonymous mTHP size off: a size set to `always` would
-    // change what a scenario's faults allocate (the scenarios that want
-    // 64 KiB folios turn that one size on).
+    // Every anonymous mTHP size below the PMD size off: a size set to
+    // `always` would change what a scenario's faults allocate (the
+    // scenarios that want 64 KiB folios turn that one size on). The PMD
+    // size keeps `inherit` (the THP scenarios madvise), and a size without
+    // an `enabled` file (file-only sizes) is left alone.
+    let pmd_kb = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .map_or(2048, |b| b / 1024);
     if let Ok(rd) = std::fs::read_dir("/sys/kernel/mm/transparent_hugepage") {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with("hugepages-") {
-                let _ = write_file(&format!("{}/enabled", e.path().display()), "never");
+            let enabled = format!("{}/enabled", e.path().display());
+            if name.starts_with("hugepages-")
+                && name != format!("hugepages-{pmd_kb}kB")
+                && std::fs::metadata(&enabled).is_ok()
+            {
+                let _ = write_file(&enabled, "never");
             }
         }
     }
