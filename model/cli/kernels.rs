@@ -69,9 +69,17 @@ pub struct KernelsArgs {
     /// host; every boot's rows are kept and the last is judged).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub retries: usize,
+    /// Boots to run at once (each TCG guest uses as many host threads as
+    /// it has vCPUs; the comparison does not depend on timing).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
     /// Print the boots and rows as JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
+    /// Print the rows as Markdown tables, one per kernel, and the early
+    /// break's loss per boot (docs/real-kernels.md, section 4, is this).
+    #[arg(long)]
+    pub markdown: bool,
     /// Write each boot's raw console to `DIR/<kernel>-<cpus>.txt`.
     #[arg(long, value_name = "DIR", conflicts_with = "from")]
     pub save: Option<PathBuf>,
@@ -130,6 +138,8 @@ pub fn kernels(a: &KernelsArgs) -> Result<ExitCode, String> {
             "boots": outcomes,
             "seconds": elapsed.as_secs_f64(),
         }))?;
+    } else if a.markdown {
+        print!("{}", super::kernels_table::markdown(&outcomes));
     } else {
         print!("{}", table(&rows));
         for o in outcomes.iter().filter(|o| o.error.is_some()) {
@@ -215,28 +225,56 @@ fn boot_all(a: &KernelsArgs, names: &[String]) -> Result<Vec<Outcome>, String> {
         a.accel.name(),
         a.timeout
     );
-    let mut out = Vec::new();
-    for k in &kernels {
-        for &n in &cpus {
-            let repro = repro_plan(k, n, &reproducer);
-            let mut o = boot_one(a, k, n, &initrd, names, &repro)?;
-            let mut earlier = Vec::new();
-            while went_wrong(&o) && earlier.len() < a.retries {
-                let why = wrong_summary(&o);
-                eprintln!(
-                    "boot {} at {}: {why}; booting once more (--retries {})",
-                    k.name,
-                    count(n, "vCPU"),
-                    a.retries
-                );
-                earlier.push(why);
-                o = boot_one(a, k, n, &initrd, names, &repro)?;
-            }
-            o.retried = earlier;
-            out.push(o);
+    let jobs: Vec<(&Kernel, usize)> = kernels
+        .iter()
+        .flat_map(|k| cpus.iter().map(move |&n| (k, n)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<(usize, Result<Outcome, String>)>> =
+        std::sync::Mutex::new(Vec::new());
+    // Boots in parallel, `--jobs` at a time: a TCG guest runs on as many host
+    // threads as it has vCPUs, and the replay does not depend on timing.
+    std::thread::scope(|scope| {
+        for _ in 0..a.jobs.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(k, n)) = jobs.get(i) else { break };
+                let r = boot_with_retries(a, k, n, &initrd, names, &reproducer);
+                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
+            });
         }
+    });
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// One kernel at one vCPU count, booted again while it goes wrong
+/// (`--retries`).
+fn boot_with_retries(
+    a: &KernelsArgs,
+    k: &Kernel,
+    n: usize,
+    initrd: &Initrd,
+    names: &[String],
+    reproducer: &Option<Result<PathBuf, String>>,
+) -> Result<Outcome, String> {
+    let repro = repro_plan(k, n, reproducer);
+    let mut o = boot_one(a, k, n, initrd, names, &repro)?;
+    let mut earlier = Vec::new();
+    while went_wrong(&o) && earlier.len() < a.retries {
+        let why = wrong_summary(&o);
+        eprintln!(
+            "boot {} at {}: {why}; booting once more (--retries {})",
+            k.name,
+            count(n, "vCPU"),
+            a.retries
+        );
+        earlier.push(why);
+        o = boot_one(a, k, n, initrd, names, &repro)?;
     }
-    Ok(out)
+    o.retried = earlier;
+    Ok(o)
 }
 
 fn went_wrong(o: &Outcome) -> bool {
@@ -426,6 +464,7 @@ pub fn outcome(kernel: &str, cpus: usize, text: &str, names: &[String]) -> Outco
         garbled: c.garbled.len(),
         rows,
         retried: Vec::new(),
+        loss: crate::oracle::loss::loss(&c.obs),
     }
 }
 

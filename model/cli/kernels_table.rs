@@ -30,6 +30,10 @@ pub struct Outcome {
     /// (`--retries`): their summaries.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retried: Vec<String>,
+    /// The early break's loss on this boot (`c12-decisive`), if the parent
+    /// fell short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<crate::oracle::loss::Loss>,
 }
 
 /// `n` and `what`, plural past one.
@@ -192,4 +196,87 @@ impl Counts {
         }
         c
     }
+}
+
+/// The rows as Markdown, for docs/real-kernels.md: one table per kernel
+/// (a row per scenario, a column per vCPU count: the verdict, how it was
+/// judged, and which reads flushed), then the early break's loss per boot.
+pub fn markdown(outcomes: &[Outcome]) -> String {
+    let mut kernels: Vec<&str> = Vec::new();
+    for o in outcomes {
+        let k = o.rows.first().map_or(o.kernel.as_str(), |r| r.kernel.as_str());
+        if !kernels.contains(&k) {
+            kernels.push(k);
+        }
+    }
+    let mut out = String::new();
+    for k in &kernels {
+        let boots: Vec<&Outcome> = outcomes
+            .iter()
+            .filter(|o| o.rows.first().is_some_and(|r| r.kernel == *k))
+            .collect();
+        let mut cpus: Vec<usize> = boots.iter().map(|o| o.cpus).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        out.push_str(&format!("### {k}\n\n| scenario |"));
+        for c in &cpus {
+            out.push_str(&format!(" {} |", count(*c, "vCPU")));
+        }
+        out.push_str("\n|---|");
+        for _ in &cpus {
+            out.push_str("---|");
+        }
+        out.push('\n');
+        let mut scenarios: Vec<&str> = Vec::new();
+        for o in &boots {
+            for r in &o.rows {
+                if !scenarios.contains(&r.scenario.as_str()) {
+                    scenarios.push(&r.scenario);
+                }
+            }
+        }
+        for s in scenarios {
+            out.push_str(&format!("| {s} |"));
+            for c in &cpus {
+                let cell = boots
+                    .iter()
+                    .filter(|o| o.cpus == *c)
+                    .flat_map(|o| &o.rows)
+                    .find(|r| r.scenario == s)
+                    .map_or("-".to_string(), |r| {
+                        let mut v = format!("{} {}", verdict_name(&r.verdict), r.judged.name());
+                        if r.verdict == Verdict::Agree && !r.discriminating {
+                            v.push_str(" (nd)");
+                        }
+                        format!("{v}: {}", r.observed.replace('|', "/"))
+                    });
+                out.push_str(&format!(" {cell} |"));
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    let losses: Vec<&crate::oracle::loss::Loss> =
+        outcomes.iter().filter_map(|o| o.loss.as_ref()).collect();
+    if !losses.is_empty() {
+        out.push_str(
+            "### The early break's loss (`c12-decisive`)\n\n\
+             | kernel | vCPUs | child shows | parent shows | pages missed | parent reads short | until the periodic flush |\n\
+             |---|---|---|---|---|---|---|\n",
+        );
+        for l in losses {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                l.release,
+                l.cpus,
+                l.child,
+                l.parent,
+                l.missed(),
+                l.short_reads,
+                l.lasted_ms
+                    .map_or("not within the poll".to_string(), |ms| format!("{ms} ms"))
+            ));
+        }
+    }
+    out
 }

@@ -14,6 +14,7 @@
 
 pub mod charge;
 pub mod judge;
+pub mod loss;
 pub mod plan;
 pub mod predict;
 pub mod replay;

@@ -38,6 +38,7 @@ mod findings;
 mod fuzz;
 mod guest;
 mod oracle;
+mod real_kernels;
 // The import graph of model/, for the architecture checks (its own
 // engineer's file: lints allowed here rather than edited there).
 #[allow(dead_code, clippy::unnecessary_to_owned)]
