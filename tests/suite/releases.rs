@@ -2,14 +2,20 @@
 //! model/protocol/findings/releases.rs; every release the docs give for a
 //! finding, marked `<!-- releases: ID FIELD -->` just before it, equals that
 //! data, and no finding id stands beside a range without such a mark; no
-//! release text says `[I]` where the data is `[V]`; and the table of
-//! docs/releases.md is the data's.
+//! release text says `[I]` where the data is `[V]`; the table of
+//! docs/releases.md is the data's; every finding still open is read up to
+//! the newest source (Debian's linux-source-7.3, v7.3.4) and every finding
+//! says, from the sources, whether v7.2 and v7.3 changed its code; and no
+//! sentence about the early break gives it a first release other than the
+//! data's without a mark.
 
 use std::fs;
 use std::path::PathBuf;
 
 use memcg_flush_model::protocol::findings::all;
-use memcg_flush_model::protocol::findings::releases::{self, Releases, Tag, TREES};
+use memcg_flush_model::protocol::findings::releases::{
+    self, Releases, Tag, C12, SRC_7_2, SRC_7_3, TREES,
+};
 
 const ANCHOR: &str = "<!-- releases: ";
 const BEGIN: &str = "<!-- begin: generated from model/protocol/findings/releases.rs -->";
@@ -296,6 +302,12 @@ fn every_finding_takes_its_releases_from_the_data() {
 #[test]
 fn no_release_text_says_inferred_where_the_data_is_verified() {
     let trees: Vec<&str> = TREES.iter().map(|t| t.1).collect();
+    // Debian's source packages: named "linux-source-X (Debian VERSION)".
+    let sources: Vec<&str> = trees
+        .iter()
+        .copied()
+        .filter(|t| t.starts_with("linux-source-"))
+        .collect();
     for f in all() {
         let r = releases::of(f.id).expect("releases");
         let inferred = |t: Tag| t == Tag::Inferred;
@@ -329,7 +341,9 @@ fn no_release_text_says_inferred_where_the_data_is_verified() {
                         f.id
                     );
                     assert!(
-                        fact.source.contains('@') || fact.source.contains("lore "),
+                        fact.source.contains('@')
+                            || fact.source.contains("lore ")
+                            || sources.iter().any(|p| fact.source.contains(p)),
                         "{}: {what} is [V] but names no tree or mail: {}",
                         f.id,
                         fact.source
@@ -342,6 +356,17 @@ fn no_release_text_says_inferred_where_the_data_is_verified() {
                     fact.tag.mark(),
                     fact.source
                 ),
+            }
+            // Every Debian source package cited is one of the trees read,
+            // named with its version as TREES names it.
+            for (at, _) in fact.source.match_indices("linux-source-") {
+                let cited = &fact.source[at..];
+                assert!(
+                    sources.iter().any(|p| cited.starts_with(p)),
+                    "{}: {what} cites {:?}, which TREES does not list",
+                    f.id,
+                    &cited[..cited.len().min(44)]
+                );
             }
             // Every tree cited is one of the trees read.
             for (at, _) in fact.source.match_indices('@') {
@@ -405,21 +430,12 @@ fn render() -> String {
             r.closed_by.unwrap_or("-"),
         ));
     }
-    let common = groups[0].1.newest;
     for (ids, r) in &groups {
         out.push_str(&format!("\n### {}\n\n", name(ids)));
         for (what, fact) in r.facts() {
-            if what == "v7.2" && fact.source == common.source {
-                continue;
-            }
             out.push_str(&format!("- {what}, {}: {}\n", fact.tag.mark(), fact.source));
         }
     }
-    out.push_str(&format!(
-        "\n### v7.2, every finding\n\n{} {}.\n",
-        common.tag.mark(),
-        common.source
-    ));
     out
 }
 
@@ -457,4 +473,126 @@ fn the_release_parser_reads_ranges_and_releases() {
     assert_eq!(release_text("v6 and"), None);
     assert!(has_range("a finding for v6.0-v6.14 (`v6.8-life`)"));
     assert!(!has_range("`v6.8-life` on v6.8.0"));
+}
+
+/// The newest release the project reads: the last entry of TREES.
+fn newest_tree() -> (&'static str, &'static str) {
+    *TREES.last().expect("TREES")
+}
+
+#[test]
+fn every_open_finding_is_read_up_to_the_newest_source() {
+    let (newest, tree) = newest_tree();
+    assert_eq!((newest, tree), ("v7.3.4", SRC_7_3), "the newest tree read");
+    for f in all() {
+        let r = releases::of(f.id).expect("releases");
+        let id = f.id;
+        // Whether v7.2 and v7.3 changed the code is read, not assumed.
+        assert_eq!(r.newest.tag, Tag::Verified, "{id}: v7.2/v7.3 unread");
+        for src in [SRC_7_2, SRC_7_3] {
+            assert!(
+                r.newest.source.contains(&format!("{src}:")),
+                "{id}: the v7.2/v7.3 fact cites no path in {src}: {}",
+                r.newest.source
+            );
+        }
+        if r.first == "none" {
+            // Unmerged: read in the newest tree too, and said so.
+            assert_eq!(r.last_read, newest, "{id}: newest read");
+            assert!(r.affected.contains(newest), "{id}: {:?}", r.affected);
+            continue;
+        }
+        if r.closed.is_some() {
+            // Ended upstream: the last affected release is older.
+            assert!(
+                numbers(r.last) < numbers(newest),
+                "{id}: closed, last {}",
+                r.last
+            );
+            continue;
+        }
+        assert_eq!(r.last, newest, "{id}: last affected release");
+        assert_eq!(r.last_read, newest, "{id}: newest read");
+        assert!(
+            r.last_fact.source.contains(&format!("{tree}:")),
+            "{id}: the last release's fact cites no path:line in {tree}: {}",
+            r.last_fact.source
+        );
+        assert!(
+            r.affected.starts_with(&format!("{} to {newest}", r.first)),
+            "{id}"
+        );
+    }
+    // The early break: v6.16 to v7.3.4, read at its line in 7.3.4.
+    assert_eq!(C12.range(), "v6.16-v7.3.4");
+    assert!(C12
+        .last_fact
+        .source
+        .contains("linux-source-7.3 (Debian 7.3.4-1~bpo13+1):mm/memcontrol.c:745-751"));
+}
+
+/// The release a phrase at the end of `before` gives as a start ("from",
+/// "since", "first in", "in by"), if `before` ends with one.
+fn start_phrase(before: &str) -> bool {
+    let b = before.trim_end_matches(['`', '*', '(']).to_lowercase();
+    ["from", "since", "first in", "in by", "introduced in"]
+        .iter()
+        .any(|p| b.ends_with(&format!("{p} ")))
+}
+
+/// Lines that give the early break a first release: (file, line, release).
+fn break_starts() -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    for (file, text) in docs() {
+        if file == "docs/releases.md" {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            // Clause by clause: "the break is in from v6.16; `READ_ONCE` from
+            // v6.12" gives the break one start, not two.
+            for clause in line.split([';']).flat_map(|c| c.split(". ")) {
+                let about = ["break", "C12", "c12-", "ancestor walk"]
+                    .iter()
+                    .any(|k| clause.contains(k));
+                if !about {
+                    continue;
+                }
+                for (i, _) in clause.char_indices().filter(|&(_, c)| c == 'v') {
+                    let Some(v) = version(&clause[i..]) else {
+                        continue;
+                    };
+                    let before = &clause[..i];
+                    if before.ends_with("-->") || !start_phrase(before) {
+                        continue;
+                    }
+                    out.push((file.clone(), n + 1, v.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_sentence_gives_the_break_another_first_release() {
+    let wrong: Vec<String> = break_starts()
+        .into_iter()
+        .filter(|(_, _, v)| *v != C12.first)
+        .map(|(f, n, v)| {
+            format!(
+                "{f}:{n}: the break from {v}, the data's first release is {} (mark it \
+                 <!-- releases: c12 first -->)",
+                C12.first
+            )
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_break_start_check_reads_the_stray_forms() {
+    assert!(start_phrase("the break is in by "));
+    assert!(start_phrase("From "));
+    assert!(start_phrase("(the break is in from `"));
+    assert!(!start_phrase("a model of "));
 }

@@ -9,7 +9,10 @@
 //! A tree is named `owner/repo@commit:path:line`, its release read from the
 //! Makefile's `VERSION`/`PATCHLEVEL`/`SUBLEVEL`; in every tree cited only the
 //! import commit touches mm/memcontrol.c, kernel/cgroup/rstat.c and
-//! kernel/cgroup/cgroup.c. A mail is named by its lore Message-ID.
+//! kernel/cgroup/cgroup.c. The newest releases, v7.2 and v7.3, are read from
+//! Debian's source packages, named `linux-source-7.3 (Debian VERSION):path:line`
+//! (their Makefiles say 7.2.13 and 7.3.4). A mail is named by its lore
+//! Message-ID.
 
 /// How a fact is known, as docs/claims.md tags it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +78,8 @@ pub struct Releases {
     pub introduced: Option<Commit>,
     /// The commit that ended it, where its id is known.
     pub closing: Option<Commit>,
-    /// Whether the newest release, v7.2, changed the finding's code.
+    /// Whether the newest releases read, v7.2 and v7.3 (Debian's
+    /// linux-source-7.2 and linux-source-7.3), changed the finding's code.
     pub newest: Fact,
     /// The report's "affected releases" text: the range, then a note.
     pub affected: &'static str,
@@ -104,7 +108,7 @@ impl Releases {
         if let Some(f) = self.closed_fact {
             v.push(("closed", f));
         }
-        v.push(("v7.2", self.newest));
+        v.push(("v7.2 and v7.3", self.newest));
         v
     }
 }
@@ -166,17 +170,15 @@ pub const TREES: &[(&str, &str)] = &[
     ("v6.18.19", "6952350/linux-6.18.y@f3fce0151d48"),
     ("v7.0.0", "julianw1010/WASP-linux-7.0.0@d0b9a1a6ae15"),
     ("v7.1.5", "danayer/linux-7.1.5@9d1745cf8134"),
+    ("v7.2.13", SRC_7_2),
+    ("v7.3.4", SRC_7_3),
 ];
 
-/// No v7.2 tree can be read, for every finding.
-const NO_7_2: &str = "no v7.2 tree can be read: the repositories named linux-7.2.x in the \
-     index (ynnsau/linux-7.2.6-wp, securityengineerd/linux-7.2.9-ai-optimized, \
-     ZoeHao2026/wsl-kernel-7.2.8, ep1sode-33/rk3588-linux-7.2.2-panthor-rknpu, \
-     eichlerjunior/linux-7.2, IotaHydrae/linux-7.2-rp2350-riscv, \
-     Woody00h/linux-7.2.6-alientek-alpha-imx6ull, Adriel-z/linux-kernel-7.2-build) hold \
-     build scripts, configs or patches, none holds mm/memcontrol.c or \
-     kernel/cgroup/rstat.c, and none has a snapshot to fetch; whether v7.2 changed this \
-     code is unchecked";
+/// Debian's linux-source-7.2 package, unpacked (its Makefile: 7.2.13).
+pub const SRC_7_2: &str = "linux-source-7.2 (Debian 7.2.13-1)";
+
+/// Debian's linux-source-7.3 package, unpacked (its Makefile: 7.3.4).
+pub const SRC_7_3: &str = "linux-source-7.3 (Debian 7.3.4-1~bpo13+1)";
 
 /// The early break (C12): both of its mechanisms, and the merged finding.
 pub const C12: Releases = releases! {
@@ -190,15 +192,25 @@ pub const C12: Releases = releases! {
          (perishh/linux-6.14@347b100ec166:mm/memcontrol.c:594, the skip-add \
          `if (!memcg_vmstats_needs_flush())`), present in v6.17.0 \
          (busysteve/linux-6.17.0-rust-ported-c@1e9822c103f8:mm/memcontrol.c:582-583)";
-    last: "v7.1.5", Verified,
-        "the break in danayer/linux-7.1.5@9d1745cf8134:mm/memcontrol.c:691-692; also \
-         6952350/linux-6.18.y@f3fce0151d48:mm/memcontrol.c:584-585 (v6.18.19) and \
-         julianw1010/WASP-linux-7.0.0@d0b9a1a6ae15:mm/memcontrol.c:586-587 (v7.0.0)";
-    read: "v7.1.5";
+    last: "v7.3.4", Verified,
+        "the break, with its comment \"If @memcg is already flushable then all its \
+         ancestors are flushable as well\", in linux-source-7.3 (Debian \
+         7.3.4-1~bpo13+1):mm/memcontrol.c:745-751; also linux-source-7.2 (Debian \
+         7.2.13-1):mm/memcontrol.c:686-692, danayer/linux-7.1.5@9d1745cf8134:\
+         mm/memcontrol.c:691-692, 6952350/linux-6.18.y@f3fce0151d48:mm/memcontrol.c:584-585 \
+         (v6.18.19) and julianw1010/WASP-linux-7.0.0@d0b9a1a6ae15:mm/memcontrol.c:586-587 \
+         (v7.0.0); booted: Debian's 7.2.13 and 7.3.4 lose the parent's pages in \
+         docs/reproducers/test_c12_skew.c (issue 38)";
+    read: "v7.3.4";
     introduced: "60cada258dfe", "memcg: optimize memcg_rstat_updated", "v6.16",
         ", with ff9798e05d33 (\"memcg: memcg_rstat_updated re-entrant safe against \
          irqs\") in the same pull";
-    newest: Unverified, NO_7_2;
+    newest: Verified,
+        "unchanged: memcg_rstat_updated() in linux-source-7.2 (Debian 7.2.13-1):\
+         mm/memcontrol.c:672-702 and linux-source-7.3 (Debian 7.3.4-1~bpo13+1):\
+         mm/memcontrol.c:731-761 is danayer/linux-7.1.5@9d1745cf8134:mm/memcontrol.c:672-702 \
+         line for line (the break, this_cpu_add_return(), this_cpu_xchg(), \
+         atomic_long_add())";
     affected: " (newest read), and the 2026 proposal";
 };
 
@@ -208,15 +220,20 @@ pub const TREE_SB: Releases = releases! {
         "shmily1012/linux-5.6.4@93830a5cf2aa:kernel/cgroup/rstat.c:39 has the smp_mb() \
          in cgroup_rstat_updated(); a5221985/linux-5.7.14@5d0b54d93391:\
          kernel/cgroup/rstat.c:43 has the lockless test without it";
-    last: "v7.1.5", Verified,
-        "danayer/linux-7.1.5@9d1745cf8134:kernel/cgroup/rstat.c:92-95: \"This check is \
-         racy and smp_mb() is needed to pair it with the smp_mb() in \
-         css_process_update_tree()\", and no barrier";
-    read: "v7.1.5";
+    last: "v7.3.4", Verified,
+        "linux-source-7.3 (Debian 7.3.4-1~bpo13+1):kernel/cgroup/rstat.c:92-98: \"This \
+         check is racy and smp_mb() is needed to pair it with the smp_mb() in \
+         css_process_update_tree()\", then the llist_on_list() test and no barrier; the \
+         same lines in linux-source-7.2 (Debian 7.2.13-1) and \
+         danayer/linux-7.1.5@9d1745cf8134:kernel/cgroup/rstat.c:92-95";
+    read: "v7.3.4";
     introduced: "d8ef4b38cb69",
         "Revert \"cgroup: Add memory barriers to plug cgroup_rstat_updated() race window\"",
         "v5.7", " (the revert of 9a9e97b2f1f2's smp_mb() pair)";
-    newest: Unverified, NO_7_2;
+    newest: Verified,
+        "unchanged: linux-source-7.2 (Debian 7.2.13-1):kernel/cgroup/rstat.c and \
+         linux-source-7.3 (Debian 7.3.4-1~bpo13+1):kernel/cgroup/rstat.c are \
+         danayer/linux-7.1.5@9d1745cf8134's file byte for byte";
     affected: " (memcg statistics ride rstat from v5.13, 2d146aa3aa84)";
 };
 
@@ -251,7 +268,11 @@ pub const DEATH: Releases = releases! {
         closing: "5da3bfa029d6", "cgroup: use separate rstat trees for each subsystem";
         closed_note: ", whose css_rstat_exit() flushes the css with its callback in \
          css_free_rwork_fn() before ss->css_free()";
-    newest: Unverified, NO_7_2;
+    newest: Verified,
+        "still closed: css_free_rwork_fn() calls css_rstat_exit(css), which flushes \
+         (kernel/cgroup/rstat.c:487, 497), before ss->css_free(css) in linux-source-7.2 \
+         (Debian 7.2.13-1):kernel/cgroup/cgroup.c:5627, 5634 and linux-source-7.3 (Debian \
+         7.3.4-1~bpo13+1):kernel/cgroup/cgroup.c:5702, 5709";
     affected: " (memcg on rstat from v5.13; v6.15 inferred: no v6.15 tree is stored; \
          the newest read, v6.14.0, shows it)";
 };
@@ -259,11 +280,11 @@ pub const DEATH: Releases = releases! {
 /// A read after quiescence returns 0 (B9), from the per-memcg threshold.
 pub const QUIESCENT: Releases = releases! {
     first: "v6.8", Verified, PER_MEMCG;
-    last: "v7.1.5", Verified, GATE_7_1;
-    read: "v7.1.5";
+    last: "v7.3.4", Verified, GATE_7_3;
+    read: "v7.3.4";
     introduced: "8d59d2214c23", "mm: memcg: make stats flushing threshold per-memcg", "v6.8",
         ", with 7d7ef0a4686a (\"mm: memcg: restore subtree stats flushing\")";
-    newest: Unverified, NO_7_2;
+    newest: Verified, GATE_UNCHANGED;
     affected: "; 6.6.y from about 6.6.117 (a stable backport; the first such 6.6.y \
          release [U])";
 };
@@ -275,10 +296,17 @@ const PER_MEMCG: &str = "absent in v6.6.9 (the global `static atomic_t \
      vivo50kff/linux-6.8@bc4fae0d3fa3:mm/memcontrol.c:660, and memcg_vmstats_needs_flush() \
      at :707); v6.8-rc1 (kernel-history.md, section 1 [V])";
 
-/// The gate in v7.1.5.
-const GATE_7_1: &str = "memcg_vmstats_needs_flush() at \
+/// The gate in v7.3.4.
+const GATE_7_3: &str = "memcg_vmstats_needs_flush() at linux-source-7.3 (Debian \
+     7.3.4-1~bpo13+1):mm/memcontrol.c:725-729 and at \
      danayer/linux-7.1.5@9d1745cf8134:mm/memcontrol.c:666-670, unchanged since v6.8 but \
      for the atomic's type";
+
+/// The gate in v7.2 and v7.3.
+const GATE_UNCHANGED: &str = "unchanged: memcg_vmstats_needs_flush() compares the \
+     atomic_long_t with MEMCG_CHARGE_BATCH * num_online_cpus() in linux-source-7.2 \
+     (Debian 7.2.13-1):mm/memcontrol.c:666-670 and linux-source-7.3 (Debian \
+     7.3.4-1~bpo13+1):mm/memcontrol.c:725-729, as in danayer/linux-7.1.5@9d1745cf8134";
 
 /// Flushers that skip because another flush is running (B7).
 pub const B7: Releases = releases! {
@@ -302,7 +330,11 @@ pub const B7: Releases = releases! {
          (kernel-history.md, section 1 [V])";
         closing: "7d7ef0a4686a", "mm: memcg: restore subtree stats flushing";
         closed_note: ": nobody skips";
-    newest: Unverified, NO_7_2;
+    newest: Verified,
+        "still closed: no stats_flush_ongoing; a reader flushes its own subtree with \
+         css_rstat_flush(&memcg->css) at linux-source-7.2 (Debian 7.2.13-1):\
+         mm/memcontrol.c:717 and linux-source-7.3 (Debian 7.3.4-1~bpo13+1):\
+         mm/memcontrol.c:776, blocking on the rstat lock";
     affected: " (the trylock losers of v5.15-v6.3, the stats_flush_ongoing losers of \
          v6.4-v6.7; the newest read, v6.6.9, shows it)";
 };
@@ -316,16 +348,20 @@ pub const WEAK_READ: Releases = releases! {
          data_race() test and the per-CPU lock), present in v6.17.0 \
          (busysteve/linux-6.17.0-rust-ported-c@1e9822c103f8:kernel/cgroup/rstat.c:118-122, \
          this_cpu_cmpxchg() then llist_add())";
-    last: "v7.1.5", Verified,
-        "danayer/linux-7.1.5@9d1745cf8134:kernel/cgroup/rstat.c:118-122 (try_cmpxchg(), \
-         then llist_add(); try_cmpxchg() from v6.18.19, \
-         6952350/linux-6.18.y@f3fce0151d48:kernel/cgroup/rstat.c:121)";
-    read: "v7.1.5";
+    last: "v7.3.4", Verified,
+        "linux-source-7.3 (Debian 7.3.4-1~bpo13+1):kernel/cgroup/rstat.c:118-122 \
+         (try_cmpxchg(), then llist_add()), as in linux-source-7.2 (Debian 7.2.13-1) and \
+         danayer/linux-7.1.5@9d1745cf8134:kernel/cgroup/rstat.c:118-122 (try_cmpxchg() \
+         from v6.18.19, 6952350/linux-6.18.y@f3fce0151d48:kernel/cgroup/rstat.c:121)";
+    read: "v7.3.4";
     introduced: "36df6e3dbd7e", "cgroup: make css_rstat_updated nmi safe", "v6.17",
         ", with 1257b8786ac6, 6af89c6ca717 and 8dcb0ed834a3 of the same series (the \
          llist form; before it the per-CPU lock orders a memcg's first insertion and only the \
          updater/flusher race remains)";
-    newest: Unverified, NO_7_2;
+    newest: Verified,
+        "unchanged: linux-source-7.2 (Debian 7.2.13-1):kernel/cgroup/rstat.c and \
+         linux-source-7.3 (Debian 7.3.4-1~bpo13+1):kernel/cgroup/rstat.c are \
+         danayer/linux-7.1.5@9d1745cf8134's file byte for byte";
     affected: " (the llist form)";
 };
 
@@ -338,22 +374,26 @@ pub const C1: Releases = releases! {
          2022-01-19, quoted in lore \
          CALvZod76vX94jG0W9f-RJGu9pSYi_uMw5BE6xfL9p30pgLShUQ@mail.gmail.com: \"a couple \
          of commits that helps to bridge the gap in 5.16: 11192d9c124d\"";
-    last: "v7.1.5", Verified,
-        "the comment at danayer/linux-7.1.5@9d1745cf8134:mm/memcontrol.c:656-657";
-    read: "v7.1.5";
+    last: "v7.3.4", Verified,
+        "the comment at linux-source-7.3 (Debian 7.3.4-1~bpo13+1):mm/memcontrol.c:715-716 \
+         and danayer/linux-7.1.5@9d1745cf8134:mm/memcontrol.c:656-657";
+    read: "v7.3.4";
     introduced: "11192d9c124d", "memcg: flush stats only if updated", "v5.16",
         " (also 5.15.y: Greg Kroah-Hartman queued it for 5.15 stable on 2022-01-27)";
-    newest: Unverified, NO_7_2;
+    newest: Verified,
+        "unchanged: \"will let stats be out of sync by atmost (MEMCG_CHARGE_BATCH * \
+         nr_cpus)\" at linux-source-7.2 (Debian 7.2.13-1):mm/memcontrol.c:656-657 and \
+         linux-source-7.3 (Debian 7.3.4-1~bpo13+1):mm/memcontrol.c:715-716";
     affected: " (the comment is unchanged)";
 };
 
 /// The per-memcg error margin of 8d59d2214c23's message, C10.
 pub const C10: Releases = releases! {
     first: "v6.8", Verified, PER_MEMCG;
-    last: "v7.1.5", Verified, GATE_7_1;
-    read: "v7.1.5";
+    last: "v7.3.4", Verified, GATE_7_3;
+    read: "v7.3.4";
     introduced: "8d59d2214c23", "mm: memcg: make stats flushing threshold per-memcg", "v6.8", "";
-    newest: Unverified, NO_7_2;
+    newest: Verified, GATE_UNCHANGED;
     affected: "";
 };
 
@@ -376,15 +416,20 @@ pub const C14: Releases = releases! {
          per-CPU count `unsigned long` at :611; the widening commit's id is not recorded \
          [U]";
         closed_note: "the counter is atomic_long_t again";
-    newest: Unverified, NO_7_2;
+    newest: Verified,
+        "still closed: `atomic_long_t stats_updates` and the per-CPU `unsigned long` at \
+         linux-source-7.2 (Debian 7.2.13-1):mm/memcontrol.c:642, 611 and linux-source-7.3 \
+         (Debian 7.3.4-1~bpo13+1):mm/memcontrol.c:701, 670";
     affected: " (the atomic_t it justified; v7.1 widened it to atomic_long_t)";
 };
 
 /// Why C18 affects no release.
 const C18_UNMERGED: &str = "no tree read holds vmstats_flush_threshold, the newest \
-     (danayer/linux-7.1.5@9d1745cf8134:mm/memcontrol.c) included, whose gate at :666-670 is \
-     still MEMCG_CHARGE_BATCH * num_online_cpus(); the name is only in the patch mails \
-     (lore 20260319173752.1472864-1-longman@redhat.com and its v2)";
+     (linux-source-7.3 (Debian 7.3.4-1~bpo13+1):mm/memcontrol.c, whose gate at :725-729 is \
+     still MEMCG_CHARGE_BATCH * num_online_cpus(); linux-source-7.2 (Debian 7.2.13-1):\
+     mm/memcontrol.c:666-670 and danayer/linux-7.1.5@9d1745cf8134:mm/memcontrol.c:666-670 \
+     alike) included; the name is only in \
+     the patch mails (lore 20260319173752.1472864-1-longman@redhat.com and its v2)";
 
 /// The 2026 proposal's bound, C18: never merged.
 pub const C18: Releases = Releases {
@@ -398,16 +443,16 @@ pub const C18: Releases = Releases {
         tag: Tag::Verified,
         source: C18_UNMERGED,
     },
-    last_read: "v7.1.5",
+    last_read: "v7.3.4",
     closed: None,
     closed_fact: None,
     introduced: None,
     closing: None,
     newest: Fact {
-        tag: Tag::Unverified,
-        source: NO_7_2,
+        tag: Tag::Verified,
+        source: C18_UNMERGED,
     },
-    affected: "the 2026 proposal (not merged as of v7.1.5)",
+    affected: "the 2026 proposal (not merged as of v7.3.4)",
     introduced_text: "the 2026 proposal's review",
     closed_by: None,
     fixes_tag: None,
