@@ -44,7 +44,6 @@ pub fn count(n: usize, what: &str) -> String {
 fn verdict_name(v: &Verdict) -> &'static str {
     match v {
         Verdict::Agree => "agree",
-        Verdict::Explained => "explained",
         Verdict::Disagree => "DISAGREE",
         Verdict::Failed => "FAILED",
     }
@@ -126,12 +125,11 @@ pub fn summary(outcomes: &[Outcome], booted: bool, elapsed: Duration) -> String 
     let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
     let in_boots: f64 = outcomes.iter().map(|o| o.seconds).sum();
     format!(
-        "{}: {} agree exactly ({} of them not discriminating), {} agree calibrated, {} explained, {} disagree, {} failed{}; {}{}; {:.1} s{}",
+        "{}: {} agree exactly ({} of them not discriminating), {} agree calibrated, {} disagree, {} failed{}; {}{}; {:.1} s{}",
         count(rows.len(), "row"),
         c.exact,
         c.not_discriminating,
         c.calibrated,
-        c.explained,
         c.disagree,
         c.failed,
         if c.fitted > 0 {
@@ -167,8 +165,6 @@ pub struct Counts {
     pub not_discriminating: usize,
     /// Calibrated agreements.
     pub calibrated: usize,
-    /// Disagreements a test pins with their kernel-side reason.
-    pub explained: usize,
     /// Disagreements.
     pub disagree: usize,
     /// Rows that could not be judged.
@@ -186,7 +182,6 @@ impl Counts {
                 (_, Verdict::Failed) => c.failed += 1,
                 (Judged::Fitted, _) => c.fitted += 1,
                 (_, Verdict::Disagree) => c.disagree += 1,
-                (_, Verdict::Explained) => c.explained += 1,
                 (Judged::Exact, Verdict::Agree) => c.exact += 1,
                 (Judged::Calibrated, Verdict::Agree) => c.calibrated += 1,
             }
@@ -204,7 +199,10 @@ impl Counts {
 pub fn markdown(outcomes: &[Outcome]) -> String {
     let mut kernels: Vec<&str> = Vec::new();
     for o in outcomes {
-        let k = o.rows.first().map_or(o.kernel.as_str(), |r| r.kernel.as_str());
+        let k = o
+            .rows
+            .first()
+            .map_or(o.kernel.as_str(), |r| r.kernel.as_str());
         if !kernels.contains(&k) {
             kernels.push(k);
         }
@@ -273,8 +271,13 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
                 l.parent,
                 l.missed(),
                 l.short_reads,
-                l.lasted_ms
-                    .map_or("not within the poll".to_string(), |ms| format!("{ms} ms"))
+                l.lasted_ms.map_or(
+                    format!(
+                        "more than {} ms (still short at the last read)",
+                        l.watched_ms
+                    ),
+                    |ms| format!("{ms} ms")
+                )
             ));
         }
     }

@@ -184,7 +184,7 @@ pub fn command(b: &Boot, accel: Accel) -> Command {
         .arg(&b.initrd)
         .arg("-append")
         .arg(
-            std::iter::once("console=ttyS0 panic=-1 quiet")
+            std::iter::once("console=ttyS0 panic=-1 quiet no_timer_check")
                 .chain(b.params.iter().map(String::as_str))
                 .collect::<Vec<_>>()
                 .join(" "),

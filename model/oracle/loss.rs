@@ -29,6 +29,10 @@ pub struct Loss {
     /// first read that shows the child's pages (the periodic flush), if it
     /// came within the scenario's poll.
     pub lasted_ms: Option<u64>,
+    /// Milliseconds from the parent's first read after the skew to the
+    /// scenario's last read: when `lasted_ms` is `None`, the loss lasted
+    /// longer than this (the periodic work is deferrable and ran late).
+    pub watched_ms: u64,
 }
 
 impl Loss {
@@ -64,5 +68,8 @@ pub fn loss(obs: &Observation) -> Option<Loss> {
         parent,
         short_reads,
         lasted_ms: caught.map(|c| c.t.saturating_sub(first.t) / 1000),
+        watched_ms: reads
+            .last()
+            .map_or(0, |l| l.t.saturating_sub(first.t) / 1000),
     })
 }
