@@ -110,8 +110,13 @@ fn shown_here(f: &Finding, cells: &[Cell]) -> String {
             let hit = cells.iter().any(|c| {
                 c.variant == variant && c.property == property && c.verdict == Verdict::Violated
             });
+            let unchecked = cells
+                .iter()
+                .any(|c| c.variant == variant && c.property == property && c.not_checked.is_some());
             if hit {
                 format!("shown here: {variant} violates {}", property.name())
+            } else if unchecked {
+                format!("not checked here ({variant}, {})", property.name())
             } else {
                 format!("NOT shown here ({variant}, {})", property.name())
             }

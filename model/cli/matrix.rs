@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::check::run::{judged, RunResult, Verdict};
 use crate::check::{Sizes, Suite};
-use crate::drive::{matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan};
+use crate::drive::{mark_not_checked, matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan};
 use crate::explore::{quiet_panics, Backend, Shard};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
@@ -149,6 +149,7 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
         suite.entries.retain(|e| args.entry.contains(&e.name));
     }
     let mut plan = Plan::new(suite, registry.to_vec());
+    plan.selected_from = Some(whole.clone());
     if args.full {
         // Twins too, as variants of their own.
         plan.variants = registry
@@ -254,9 +255,14 @@ fn runs_nothing(plan: &Plan, whole: &Suite) -> Option<String> {
 
 /// On a configuration of the user's own, no kill or finding is pinned:
 /// their cells are reported, not judged ("not checked on this
-/// configuration").
+/// configuration"). On part of the suite (`--entry`) or one shard of the
+/// schedules (`--shard`), the kills and findings the selection cannot show
+/// are "not checked here" ([`mark_not_checked`]).
 pub fn unpin(plan: &Plan, cells: &mut [Cell]) {
     if !custom(plan) {
+        if let Some(whole) = &plan.selected_from {
+            mark_not_checked(cells, &plan.registry, &plan.suite, whole, plan.shard);
+        }
         return;
     }
     for c in cells {

@@ -116,19 +116,11 @@ enum Command {
 }
 
 /// Every variant known to this process: the catalogue, the benchmark
-/// bound, and `extra`. Names must be unique.
+/// bound, and `extra`, each registration checked
+/// ([`crate::protocol::catalogue::registry`]): one line naming the bad
+/// variant.
 pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
-    let mut all = catalogue::with_bounds();
-    for v in extra {
-        if all.iter().any(|w| w.name == v.name) {
-            return Err(format!(
-                "variant {:?} is already in the catalogue: give it another name",
-                v.name
-            ));
-        }
-        all.push(v);
-    }
-    Ok(all)
+    catalogue::registry(extra)
 }
 
 fn parse_cli() -> Result<Cli, ExitCode> {

@@ -57,8 +57,21 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell], custom: bool) -> String {
                 "its kills are pinned on the suite: not checked on this configuration; violated here: {violated}"
             ),
             Kind::Mutant => {
-                let killed = list(&|c| c.expect == Expect::Killed && c.ok);
-                if killed.is_empty() && bad.is_empty() {
+                let killed = list(&|c| c.expect == Expect::Killed && c.ok && c.not_checked.is_none());
+                let unchecked = list(&|c| c.expect == Expect::Killed && c.not_checked.is_some());
+                let why = not_checked_why(&mine);
+                if !unchecked.is_empty() && bad.is_empty() {
+                    let mut t = String::new();
+                    if !killed.is_empty() {
+                        let _ = write!(t, "killed by {}; ", killed.join("; "));
+                    }
+                    let _ = write!(
+                        t,
+                        "not checked here: {} ({why}); violated here: {violated}",
+                        unchecked.join("; ")
+                    );
+                    t
+                } else if killed.is_empty() && bad.is_empty() {
                     format!("no designated killer searched here; violated: {violated}")
                 } else if bad.is_empty() {
                     format!("killed by {}", killed.join("; "))
@@ -74,6 +87,18 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell], custom: bool) -> String {
         let _ = writeln!(out, "  {:<9} {:<w$}  {text}", v.kind.name(), v.name);
     }
     out
+}
+
+/// Why the kills or findings of `cells` are not checked here, in a few
+/// words.
+fn not_checked_why(cells: &[&Cell]) -> String {
+    let mut why: Vec<&str> = cells
+        .iter()
+        .filter_map(|c| c.not_checked)
+        .map(|n| n.why())
+        .collect();
+    why.dedup();
+    why.join("; ")
 }
 
 /// A variant's cells picked by a predicate, as `property (backends)`.
@@ -119,6 +144,14 @@ fn must_hold_line(
                 shown.join("; ")
             ),
         });
+    }
+    let unchecked = list(&|c| c.expect == Expect::Finding && c.not_checked.is_some());
+    if !unchecked.is_empty() {
+        parts.push(format!(
+            "findings not checked here: {} ({})",
+            unchecked.join("; "),
+            not_checked_why(mine)
+        ));
     }
     if custom && shown.is_empty() && mine.iter().any(|c| pinned(c)) {
         parts.push("findings: not checked on this configuration (pinned on the suite)".into());
@@ -494,28 +527,54 @@ fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String
         .collect();
     let findings_shown = cells
         .iter()
-        .filter(|c| c.expect == Expect::Finding && c.ok)
+        .filter(|c| c.expect == Expect::Finding && c.ok && c.not_checked.is_none())
         .count();
+    let not_checked: Vec<String> = cells
+        .iter()
+        .filter(|c| c.not_checked.is_some())
+        .map(|c| {
+            format!(
+                "{} {} ({} on {}): {}",
+                if c.expect == Expect::Killed {
+                    "kill of"
+                } else {
+                    "finding of"
+                },
+                c.variant,
+                c.property.name(),
+                c.backend,
+                c.not_checked.map_or("", |n| n.why())
+            )
+        })
+        .collect();
     let mutants: Vec<&Variant> = plan
         .variants
         .iter()
         .filter(|v| v.kind == Kind::Mutant && cells.iter().any(|c| c.variant == v.name))
         .collect();
+    let designated = |v: &Variant| {
+        cells
+            .iter()
+            .filter(|c| c.variant == v.name && c.expect == Expect::Killed)
+            .collect::<Vec<_>>()
+    };
+    // A mutant one of whose kills this selection cannot check is neither
+    // killed nor survived here.
+    let unchecked = |v: &Variant| {
+        let d = designated(v);
+        d.iter().all(|c| c.ok) && d.iter().any(|c| c.not_checked.is_some())
+    };
     let killed = mutants
         .iter()
-        .filter(|v| {
-            cells
-                .iter()
-                .filter(|c| c.variant == v.name && c.expect == Expect::Killed)
-                .all(|c| c.ok)
-        })
+        .filter(|v| designated(v).iter().all(|c| c.ok) && !unchecked(v))
         .count();
+    let mutants_checked = mutants.iter().filter(|v| !unchecked(v)).count();
     let mut out = format!(
         "{head}: must-hold violations {}, mutants killed {killed}/{}, \
          mutant survivals {}, findings shown {findings_shown}, findings missed {}, \
          inconclusive {inconclusive}",
         must_hold_bad.len(),
-        mutants.len(),
+        mutants_checked,
         survived.len(),
         findings_missed.len(),
     );
@@ -545,6 +604,16 @@ fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String
     }
     for s in findings_missed {
         let _ = writeln!(out, "  finding not shown: {s}");
+    }
+    if !not_checked.is_empty() {
+        let _ = writeln!(
+            out,
+            "not checked here {} (the selection holds part of what pins them; the default run checks them):",
+            not_checked.len()
+        );
+        for s in not_checked {
+            let _ = writeln!(out, "  not checked: {s}");
+        }
     }
     out
 }

@@ -109,6 +109,46 @@ fn a_variant_named_like_one_in_the_catalogue_is_refused() {
     );
 }
 
+/// Bad registrations are refused before anything runs, each with one line
+/// naming the variant: a mutant nothing is designated to kill (it would
+/// never be searched), an empty name, a twin that is not registered
+/// (named as the twin), a twin without a gate.
+#[test]
+fn bad_registrations_are_refused_with_one_line_each() {
+    use memcg_flush_model::protocol::Kind;
+    let named = |name: &str, kind: Kind| {
+        let mut v = common::variant("v6.0").clone();
+        v.name = name.into();
+        v.kind = kind;
+        v.findings.clear();
+        v
+    };
+    let cases: [(memcg_flush_model::Variant, &str); 5] = [
+        (
+            named("mine-unkilled", Kind::Mutant),
+            "mutant \"mine-unkilled\" has no killed_by",
+        ),
+        (
+            named("", Kind::Candidate),
+            "variant name \"\": a variant's name must be non-empty",
+        ),
+        (named("a,b", Kind::Candidate), "variant name \"a,b\""),
+        (
+            named("mine", Kind::Candidate).twin("v5.91"),
+            "variant \"mine\" names the twin \"v5.91\", which is not registered: twins are v5.19,",
+        ),
+        (
+            named("mine", Kind::Candidate).twin("v6.0"),
+            "variant \"mine\" names the twin \"v6.0\", which has no gate",
+        ),
+    ];
+    for (v, want) in cases {
+        let e = memcg_flush_model::cli::registry(vec![v]).unwrap_err();
+        assert!(e.contains(want), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
+
 /// clap's errors in one line keep what names the problem.
 #[test]
 fn parse_errors_name_what_is_wrong() {
