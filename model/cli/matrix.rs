@@ -14,7 +14,7 @@ use crate::protocol::{Kind, Variant};
 use crate::vocab::BackendName;
 
 use super::answer::{findings_lines, seed_answer};
-use super::args::{parse_bound, print_json, truncate, Bound, ConfigArgs, Format};
+use super::args::{parse_bound, print_doc, truncate, Bound, ConfigArgs, Format};
 use super::table::{markdown, runs_table, suite_text, summary, table, variant_lines, CUSTOM};
 
 /// The matrix run (the default command).
@@ -328,7 +328,7 @@ pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, Strin
     unpin(&plan, &mut m.cells);
     let format = if args.json { Format::Json } else { args.format };
     match format {
-        Format::Json => print_json(&m.cells)?,
+        Format::Json => print_doc("matrix", &m.cells)?,
         Format::Text => {
             print!("{}", seed_answer(&plan, &m.cells));
             print!("{}", findings_lines(&plan, &m.cells, custom(&plan)));

@@ -207,6 +207,18 @@ fn one_line(e: &clap::Error, args: &[String]) -> String {
     }
 }
 
+/// Die quietly on a closed pipe, as Unix tools do (`flushcheck variants |
+/// head`): Rust ignores SIGPIPE, so a print to a closed pipe would panic
+/// instead.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread is spawned;
+    // SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// `flushcheck` with the catalogue's variants.
 pub fn main() -> ExitCode {
     main_with(Vec::new())
@@ -228,6 +240,7 @@ pub fn main_with_properties(
     extra: Vec<Variant>,
     properties: Vec<&'static crate::observe::property::Def>,
 ) -> ExitCode {
+    restore_sigpipe();
     if let Err(e) = crate::observe::properties::register(properties) {
         eprintln!("flushcheck: error: {e}");
         return ExitCode::from(2);

@@ -107,11 +107,13 @@ pub fn check_registration(v: &Variant, registry: &[Variant]) -> Result<(), Strin
                     gated.join(", ")
                 ))
             }
-            Some(w) if w.gate.is_none() => return Err(format!(
+            Some(w) if w.gate.is_none() => {
+                return Err(format!(
                 "variant {:?} names the twin {t:?}, which has no gate (.gate(..)): twins are {}",
                 v.name,
                 gated.join(", ")
-            )),
+            ))
+            }
             Some(_) => {}
         }
     }

@@ -345,3 +345,24 @@ fn plot_writes_a_fresh_directory_by_default() {
         .is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A closed pipe ends the output quietly, as Unix tools do (`flushcheck
+/// variants | head`): killed by SIGPIPE, no panic on stderr.
+#[test]
+#[cfg(unix)]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .arg("variants")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("flushcheck");
+    // The reader goes away before the first line is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}

@@ -39,8 +39,7 @@ fn merged_shards_equal_the_unsplit_search() {
     args.extend(files.iter().map(|f| f.display().to_string()));
     let out = common::flushcheck(&args);
     assert_eq!(Some(out.code), Some(0), "{}", out.stderr);
-    let merged: Vec<Value> = serde_json::from_str::<Value>(&out.stdout)
-        .unwrap()
+    let merged: Vec<Value> = crate::schemas::data(&out.stdout, "matrix")
         .as_array()
         .unwrap()
         .clone();
@@ -93,7 +92,7 @@ fn a_missing_shard_makes_the_merge_inconclusive() {
     std::fs::write(&f, serde_json::to_vec(&part).unwrap()).unwrap();
     let out = common::flushcheck(&["merge", "--json", f.to_str().unwrap()]);
     assert_eq!(Some(out.code), Some(1));
-    let merged: Value = serde_json::from_str(&out.stdout).unwrap();
+    let merged = crate::schemas::data(&out.stdout, "matrix");
     for c in merged.as_array().unwrap() {
         // A violation found by one shard needs no other shard: C1 is
         // refuted for v6.0 by shard 0 alone.
