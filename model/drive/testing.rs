@@ -97,7 +97,7 @@ impl Check {
         self
     }
 
-    /// Only the suite entries named (`flushcheck --list`; default: all).
+    /// Only the suite entries named (`flushcheck --suite-table` lists them; default: all).
     pub fn entries(mut self, names: &[&str]) -> Self {
         self.entries = names.iter().map(|n| n.to_string()).collect();
         self

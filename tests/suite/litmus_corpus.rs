@@ -251,7 +251,7 @@ fn findings_quote_the_export_as_printed() {
         .output()
         .expect("run flushcheck");
     assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = crate::schemas::data(&String::from_utf8_lossy(&out.stdout), "counterexample");
     let litmus = v["litmus"].as_str().expect("a litmus test");
     let findings =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/findings.md"))
