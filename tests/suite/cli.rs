@@ -325,8 +325,8 @@ fn a_large_custom_configuration_answers_for_itself() {
 /// `plot` without `--out` writes a fresh directory, never docs/figures.
 #[test]
 fn plot_writes_a_fresh_directory_by_default() {
-    let dir = std::env::temp_dir().join(format!("flushcheck-plot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let scratch = tempfile::tempdir().expect("dir");
+    let dir = scratch.path();
     std::fs::create_dir_all(dir.join("flushcheck-figures")).expect("taken");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_flushcheck"))
         .args(["plot", "--rmw-updates", "16"])
@@ -343,7 +343,6 @@ fn plot_writes_a_fresh_directory_by_default() {
         .expect("ls")
         .next()
         .is_none());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A closed pipe ends the output quietly, as Unix tools do (`flushcheck

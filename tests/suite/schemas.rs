@@ -204,8 +204,8 @@ fn every_schema_parses_and_uses_only_implemented_keywords() {
 /// The outputs no other test reads, each from its cheapest command.
 #[test]
 fn every_json_output_fits_its_schema() {
-    let dir = std::env::temp_dir().join(format!("flushcheck-schemas-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let runs: [(&str, &[&str]); 9] = [
         ("variants", &["variants", "--json"]),
         (
@@ -337,5 +337,4 @@ fn every_json_output_fits_its_schema() {
     let out = common::flushcheck(&args);
     assert_eq!(out.code, 0, "{}", out.stderr);
     data(&out.stdout, "exhaustive");
-    let _ = std::fs::remove_dir_all(&dir);
 }
