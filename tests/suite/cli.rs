@@ -330,7 +330,7 @@ fn plot_writes_a_fresh_directory_by_default() {
     std::fs::create_dir_all(dir.join("flushcheck-figures")).expect("taken");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_flushcheck"))
         .args(["plot", "--rmw-updates", "16"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .expect("plot");
     assert!(

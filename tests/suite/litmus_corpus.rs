@@ -48,8 +48,8 @@ fn the_checked_in_corpus_is_what_the_code_generates() {
     let entries = corpus(Duration::from_secs(120)).expect("the corpus");
     let dir_dir = temp_dir("corpus");
     let dir = dir_dir.path();
-    write(&dir, &entries).expect("written");
-    let (made, kept) = (files(&dir), files(&docs_litmus()));
+    write(dir, &entries).expect("written");
+    let (made, kept) = (files(dir), files(&docs_litmus()));
     assert_eq!(
         made.keys().collect::<Vec<_>>(),
         kept.keys().collect::<Vec<_>>(),
@@ -130,7 +130,7 @@ fn litmus(args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
         .args(args)
         .env_remove("HERD7")
         .env_remove("LKMM")
-        .env("PATH", &empty);
+        .env("PATH", empty);
     for (k, v) in env {
         c.env(k, v);
     }
