@@ -206,116 +206,37 @@ fn every_schema_parses_and_uses_only_implemented_keywords() {
 fn every_json_output_fits_its_schema() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    let runs: [(&str, &[&str]); 9] = [
-        ("variants", &["variants", "--json"]),
+    let runs = [
+        ("variants", "variants --json"),
         (
             "counterexample",
-            &[
-                "explain",
-                "--variant",
-                "mutant-cached-flushable",
-                "--property",
-                "no_lost_flush",
-                "--backend",
-                "shuttle-random",
-                "--entry",
-                "epochs",
-                "--format",
-                "json",
-            ],
+            "explain --variant mutant-cached-flushable --property no_lost_flush \
+             --backend shuttle-random --entry epochs --format json",
         ),
         (
             "bounds",
-            &[
-                "bounds",
-                "--custom",
-                "--cpus",
-                "2",
-                "--batch",
-                "2",
-                "--updates",
-                "3",
-                "--val",
-                "1",
-                "--no-periodic",
-                "--variant",
-                "v6.0",
-                "--json",
-                "--shuttle-iterations",
-                "100",
-            ],
+            "bounds --custom --cpus 2 --batch 2 --updates 3 --val 1 --no-periodic \
+             --variant v6.0 --json --shuttle-iterations 100",
         ),
-        ("exhaustive", &["exhaustive", "--json"]),
+        ("exhaustive", "exhaustive --json"),
         (
             "exhaustive-growth",
-            &[
-                "exhaustive",
-                "--growth",
-                "--max-cpus",
-                "2",
-                "--budget",
-                "1",
-                "--json",
-            ],
+            "exhaustive --growth --max-cpus 2 --budget 1 --json",
         ),
-        (
-            "bench",
-            &[
-                "bench",
-                "--threads",
-                "1",
-                "--updates",
-                "2048",
-                "--reps",
-                "1",
-                "--json",
-            ],
-        ),
+        ("bench", "bench --threads 1 --updates 2048 --reps 1 --json"),
         (
             "bench-barrier",
-            &[
-                "bench",
-                "--barrier",
-                "--threads",
-                "1",
-                "--updates",
-                "2048",
-                "--reps",
-                "1",
-                "--json",
-            ],
+            "bench --barrier --threads 1 --updates 2048 --reps 1 --json",
         ),
         (
             "bench-fixes",
-            &[
-                "bench",
-                "--fixes",
-                "--finding",
-                "c1-bound",
-                "--threads",
-                "1",
-                "--updates",
-                "2048",
-                "--reps",
-                "1",
-                "--json",
-            ],
+            "bench --fixes --finding c1-bound --threads 1 --updates 2048 --reps 1 --json",
         ),
-        (
-            "perf",
-            &[
-                "perf",
-                "--seeds",
-                "1",
-                "--no-growth",
-                "--budget",
-                "1",
-                "--json",
-            ],
-        ),
+        ("perf", "perf --seeds 1 --no-growth --budget 1 --json"),
     ];
-    for (kind, args) in runs {
-        let out = common::flushcheck(args);
+    for (kind, cmd) in runs {
+        let args: Vec<&str> = cmd.split_whitespace().collect();
+        let out = common::flushcheck(&args);
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
         let d = data(&out.stdout, kind);
         assert!(
