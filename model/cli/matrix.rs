@@ -15,7 +15,8 @@ use crate::vocab::BackendName;
 
 use super::answer::{findings_lines, seed_answer};
 use super::args::{parse_bound, print_doc, truncate, Bound, ConfigArgs, Format};
-use super::table::{markdown, runs_table, suite_text, summary, table, variant_lines, CUSTOM};
+use super::summary::summary;
+use super::table::{markdown, runs_table, suite_text, table, variant_lines, CUSTOM};
 
 /// The matrix run (the default command).
 #[derive(clap::Args, Debug, Clone)]

@@ -11,7 +11,8 @@ use crate::measure::exhaustive::{self, SideBySide};
 use crate::protocol::Variant;
 
 use super::args::{doc_data, print_doc};
-use super::table::{summary, table};
+use super::summary::summary;
+use super::table::table;
 
 /// `flushcheck merge`.
 #[derive(clap::Args, Debug, Clone)]

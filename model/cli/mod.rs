@@ -26,6 +26,7 @@ pub mod plot;
 pub mod reply;
 pub mod report;
 pub mod run;
+pub mod summary;
 pub mod table;
 pub mod variants;
 

@@ -37,7 +37,7 @@ fn extra() -> Vec<&'static Def> {
 
 /// Add `defs` to the registry, so that every run from now on judges them
 /// like the crate's own: a researcher's properties
-/// ([`crate::cli::main_with_properties`], [`crate::testing::Check::property`]).
+/// (`cli::main_with_properties`, `testing::Check::property`).
 /// Idempotent: a definition already registered (the same `static`) is
 /// left as it is, so each `#[test]` of a crate may register what it
 /// uses. The error names a definition whose name is empty, or is taken by
