@@ -1,6 +1,7 @@
 //! What a reviewer adds without editing the crate, beyond a v6.0 variant
-//! (examples/scaled_trigger.rs): a patch to v6.17's per-memcg updater, a
-//! change to how a memcg dies, and a property of their own.
+//! (examples/scaled_trigger.rs): a patch to v6.17's per-memcg updater and
+//! a change to how a memcg dies (a property of one's own and its mutant:
+//! examples/own_property.rs).
 //!
 //! - `v6.17-count-every-level`: drop the early `break` out of the ancestor
 //!   walk of `memcg_rstat_updated()`, so that every level counts every
@@ -10,10 +11,6 @@
 //!   waiting for a grace period: an updater that found the memcg under
 //!   `rcu_read_lock()` may still charge it. It must fail
 //!   `no_use_after_free`.
-//! - `no_phantom_pages`: a reader never reads more pages than were charged
-//!   to what it reads; `mutant-whole-counter`, whose flush adds a CPU's
-//!   whole counter instead of what it gained since the last flush, must be
-//!   killed by it.
 //!
 //! Both run in the default run and in every subcommand, like the
 //! catalogue's variants (docs/extending.md):
@@ -21,24 +18,17 @@
 //! ```sh
 //! cargo run --release --example own_additions -- --variant v6.17-count-every-level
 //! cargo run --release --example own_additions -- lifetime --variant v7.1-life-free-early
-//! cargo run --release --example own_additions -- --variant mutant-whole-counter,v6.0 --property no_phantom_pages
 //! ```
 
 use std::process::ExitCode;
 
 use memcg_flush_model::kernel::rcu::RcuThread;
-use memcg_flush_model::kernel::{
-    atomic64_add, read_once, this_cpu_add_return_shared, this_cpu_xchg_shared, write_once,
-};
-use memcg_flush_model::observe::coverage::Event;
-use memcg_flush_model::observe::properties::{At, Ctx};
-use memcg_flush_model::observe::property::{always, checked, Check, Def, Property, EVERY_BACKEND};
-use memcg_flush_model::protocol::global::v5_19;
+use memcg_flush_model::kernel::{atomic64_add, this_cpu_add_return_shared, this_cpu_xchg_shared};
 use memcg_flush_model::protocol::lifetime::forms::{Life, Lifetime, WorkQueue};
 use memcg_flush_model::protocol::lifetime::model as lifetime_model;
 use memcg_flush_model::protocol::per_memcg::v6_17;
 use memcg_flush_model::protocol::per_memcg::v6_8::{self, Memcontrol, State};
-use memcg_flush_model::protocol::variant::{batch_times_cpus, SC};
+use memcg_flush_model::protocol::variant::batch_times_cpus;
 use memcg_flush_model::protocol::{Kind, Variant};
 use memcg_flush_model::vocab::{LifeEvent, Obs, Platform};
 
@@ -89,83 +79,21 @@ impl Lifetime for FreeEarly {
     }
 }
 
-/// v5.19 whose rstat callback adds a CPU's whole counter to the aggregate
-/// instead of the delta since the last flush (`state_prev` ignored).
-#[derive(Clone, Copy)]
-struct WholeCounter;
-
-impl v5_19::Memcontrol for WholeCounter {
-    fn mem_cgroup_css_rstat_flush<P: Platform>(&self, mm: &v5_19::State<P>, memcg: u8, cpu: usize) {
-        let m = mm.memcg(memcg);
-        let v = read_once(&m.vmstats_percpu.per_cpu(cpu).state);
-        // MUTANT: v, not v - state_prev.
-        write_once(&m.vmstats.state, read_once(&m.vmstats.state) + v);
-    }
-}
-
-/// A reader never reads more pages than the updates charged to the subtree
-/// it reads: the aggregate only ever receives deltas that were written.
-static NO_PHANTOM_PAGES: Def = Def {
-    name: "no_phantom_pages",
-    claim: "a reader never reads more pages than were charged to the memcg's subtree",
-    source: "rstat folds each per-CPU delta into the aggregate once",
-    decided_by:
-        "all backends: the value read against every update written before it, in execution order",
-    backends: EVERY_BACKEND,
-    applies: always,
-    unchecked: checked,
-    coverage: Event::ReadDuringFlush,
-    race_needs_skip: false,
-    refutable: false,
-    check: Check::Flush(no_phantom_pages),
-};
-
-fn no_phantom_pages(ctx: &Ctx, at: &At) -> Option<String> {
-    let At::Read {
-        actor,
-        memcg,
-        value,
-        ..
-    } = *at
-    else {
-        return None;
-    };
-    let charged = ctx.ghost.written_total(memcg);
-    // Under loom a read may return a value older than execution order
-    // shows, never a newer one: the bound holds there too.
-    (ctx.cfg.non_negative() && value > charged).then(|| {
-        format!(
-            "no_phantom_pages: {actor} read {value} pages of memcg {memcg}, but only {charged} were charged"
-        )
-    })
-}
-
 fn main() -> ExitCode {
-    memcg_flush_model::cli::main_with_properties(
-        vec![
-            Variant::new(
-                "v6.17-count-every-level",
-                Kind::Candidate,
-                "v6.17 without the early break: every level counts every update",
-                v6_8::model(CountEveryLevel),
-            )
-            .per_memcg(batch_times_cpus)
-            .twin("v6.17-no-break"),
-            Variant::lifetime(
-                "v7.1-life-free-early",
-                Kind::Candidate,
-                "v7.1 freeing a dying memcg without waiting for a grace period",
-                lifetime_model(FreeEarly),
-            ),
-            Variant::new(
-                "mutant-whole-counter",
-                Kind::Mutant,
-                "flusher: adds each CPU's whole counter, not what it gained since the last flush",
-                v5_19::model(WholeCounter),
-            )
-            .twin("v5.19")
-            .killed_by(Property::of(&NO_PHANTOM_PAGES), SC),
-        ],
-        vec![&NO_PHANTOM_PAGES],
-    )
+    memcg_flush_model::cli::main_with(vec![
+        Variant::new(
+            "v6.17-count-every-level",
+            Kind::Candidate,
+            "v6.17 without the early break: every level counts every update",
+            v6_8::model(CountEveryLevel),
+        )
+        .per_memcg(batch_times_cpus)
+        .twin("v6.17-no-break"),
+        Variant::lifetime(
+            "v7.1-life-free-early",
+            Kind::Candidate,
+            "v7.1 freeing a dying memcg without waiting for a grace period",
+            lifetime_model(FreeEarly),
+        ),
+    ])
 }

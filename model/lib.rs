@@ -48,7 +48,8 @@
 //! What a variant, a property or a test outside the crate needs is
 //! documented here: the lineage traits and kernel versions
 //! ([`protocol`]), the kernel idioms ([`kernel`]), properties and coverage
-//! events ([`observe`]), configurations ([`config`], [`check`]), backends
+//! events ([`observe`]; of the ghost state a property's check reads, the
+//! read side, [`observe::ghost`]), configurations ([`config`], [`check`]), backends
 //! ([`explore::Backend`]), the `#[test]` entry point ([`testing`]) and [`main_with`] (`cli::main_with`), which runs
 //! `flushcheck` with variants and properties of one's own. Modules and items hidden
 //! from this documentation (`drive`, `measure`, `report`, `oracle`,

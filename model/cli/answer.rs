@@ -38,6 +38,19 @@ pub fn seed_answer(plan: &Plan, cells: &[Cell]) -> String {
     let mut out = format!(
         "Does {SEED}'s skip ({commit}) lose a flush a reader needed?\n  no_lost_flush on {SEED}: {verdict}\n"
     );
+    if verdict.starts_with("HOLDS") {
+        // The claim has two senses; only the outcome sense holds.
+        let same = cells.iter().any(|c| {
+            c.variant == SEED
+                && c.property == Property::NoLostFlushSameSchedule
+                && c.verdict == Verdict::Violated
+        });
+        let _ = writeln!(
+            out,
+            "  (in the outcome sense; in the same-schedule sense {SEED} does lose one: no_lost_flush_same_schedule {}, docs/findings.md section 7)",
+            if same { "VIOLATED here" } else { "is refuted" }
+        );
+    }
     // Per entry, the strongest search that judged it.
     let mut exhaustive: Vec<&str> = Vec::new();
     let mut loom: Vec<&str> = Vec::new();
@@ -110,8 +123,13 @@ fn shown_here(f: &Finding, cells: &[Cell]) -> String {
             let hit = cells.iter().any(|c| {
                 c.variant == variant && c.property == property && c.verdict == Verdict::Violated
             });
+            let unchecked = cells
+                .iter()
+                .any(|c| c.variant == variant && c.property == property && c.not_checked.is_some());
             if hit {
                 format!("shown here: {variant} violates {}", property.name())
+            } else if unchecked {
+                format!("not checked here ({variant}, {})", property.name())
             } else {
                 format!("NOT shown here ({variant}, {})", property.name())
             }

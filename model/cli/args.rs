@@ -223,6 +223,53 @@ pub fn print_json(v: &impl serde::Serialize) -> Result<(), String> {
     Ok(())
 }
 
+/// The version of the `--json` documents' format: raised when a field
+/// changes meaning or goes away (a new field does not raise it).
+pub const JSON_VERSION: u64 = 1;
+
+/// `data` as a `--json` document: `{"version": JSON_VERSION, "kind": kind,
+/// "flushcheck": the crate's version, "data": data}`, whose schema is
+/// `docs/schemas/KIND.json`.
+pub fn json_doc(kind: &str, data: &impl serde::Serialize) -> Result<String, String> {
+    let data = serde_json::to_value(data).map_err(|e| e.to_string())?;
+    let doc = serde_json::json!({
+        "version": JSON_VERSION,
+        "kind": kind,
+        "flushcheck": env!("CARGO_PKG_VERSION"),
+        "data": data,
+    });
+    serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())
+}
+
+/// Print `data` as a `--json` document of `kind` ([`json_doc`]).
+pub fn print_doc(kind: &str, data: &impl serde::Serialize) -> Result<(), String> {
+    println!("{}", json_doc(kind, data)?);
+    Ok(())
+}
+
+/// The data of a `--json` document of one of `kinds` read back (or, from
+/// before documents had a version, a bare array); the error says what the
+/// text is instead.
+pub fn doc_data(text: &str, kinds: &[&str]) -> Result<serde_json::Value, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if v.is_array() {
+        return Ok(v);
+    }
+    let kind = v["kind"].as_str().unwrap_or("");
+    if !kinds.contains(&kind) {
+        return Err(format!(
+            "a document of kind {kind:?}, where {} is expected",
+            kinds.join(" or ")
+        ));
+    }
+    match v["version"].as_u64() {
+        Some(n) if n <= JSON_VERSION => Ok(v["data"].clone()),
+        n => Err(format!(
+            "format version {n:?}: this flushcheck reads versions up to {JSON_VERSION}"
+        )),
+    }
+}
+
 /// `s` cut to `n` characters, with `...` if cut.
 pub fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {

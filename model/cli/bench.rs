@@ -7,7 +7,7 @@ use crate::measure::bench::{
 };
 use crate::protocol::Variant;
 
-use super::args::print_json;
+use super::args::print_doc;
 
 /// `flushcheck bench`.
 #[derive(clap::Args, Debug, Clone)]
@@ -64,7 +64,7 @@ pub fn bench(a: &BenchArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     if a.barrier {
         let rows = bench::compare_barriers(&a.threads, a.updates, a.reps, &progress);
         if a.json {
-            print_json(&rows)?;
+            print_doc("bench-barrier", &rows)?;
             return Ok(ExitCode::SUCCESS);
         }
         println!(
@@ -101,7 +101,7 @@ pub fn bench(a: &BenchArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     }
     let rows = bench::compare(&a.threads, a.updates, a.reps, &progress);
     if a.json {
-        print_json(&rows)?;
+        print_doc("bench", &rows)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -160,7 +160,7 @@ fn prices(
         )?);
     }
     if a.json {
-        print_json(&all)?;
+        print_doc("bench-fixes", &all)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(

@@ -13,7 +13,7 @@ use crate::measure::bounds::{
 use crate::observe::record::{render_columns, Step};
 use crate::protocol::{catalogue, Family, Kind, Variant};
 
-use super::args::{print_json, ConfigArgs};
+use super::args::{print_doc, ConfigArgs};
 
 /// `flushcheck bounds`.
 #[derive(clap::Args, Debug, Clone)]
@@ -57,6 +57,9 @@ pub struct BoundsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Searches run at once, one thread each (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
 }
 
 /// The (configuration, variant) searches `a` asks for, checked: each
@@ -139,44 +142,72 @@ pub fn default_variants(registry: &[Variant]) -> Vec<Variant> {
         .collect()
 }
 
-/// Measure and print the bounds.
+/// Measure and print the bounds: the searches on `--jobs` threads (each
+/// search is independent), a progress line per search on stderr, the rows
+/// in the plan's order.
 pub fn bounds(a: &BoundsArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     let jobs = plan(a, registry)?;
+    if a.jobs == Some(0) {
+        return Err("--jobs 0: need at least 1 thread".into());
+    }
     quiet_panics();
     let start = Instant::now();
     let total = jobs.len();
-    let mut rows: Vec<Bound> = Vec::new();
-    for (c, v) in &jobs {
-        let r = if a.exhaustive {
-            measure_exhaustive(
-                c,
-                v,
-                registry,
-                a.max_schedules,
-                Duration::from_secs(a.budget),
-            )
-        } else {
-            measure_sampled(c, v, registry, a.shuttle_iterations)
-        };
-        let states = if r.states > 0 {
-            format!(", {} states", r.states)
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "[{}/{total} {:.0}s] {c} {}: stale {}, {} executions{states}{}",
-            rows.len() + 1,
-            start.elapsed().as_secs_f64(),
-            v.name,
-            r.stale_at_no_flush,
-            r.executions,
-            if r.finished { "" } else { " (cut short)" }
-        );
-        rows.push(r);
-    }
+    let threads = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .clamp(1, total.max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<(usize, Vec<Option<Bound>>)> =
+        std::sync::Mutex::new((0, vec![None; total]));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((c, v)) = jobs.get(i) else {
+                    break;
+                };
+                let r = if a.exhaustive {
+                    measure_exhaustive(
+                        c,
+                        v,
+                        registry,
+                        a.max_schedules,
+                        Duration::from_secs(a.budget),
+                    )
+                } else {
+                    measure_sampled(c, v, registry, a.shuttle_iterations)
+                };
+                let states = if r.states > 0 {
+                    format!(", {} states", r.states)
+                } else {
+                    String::new()
+                };
+                let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
+                d.0 += 1;
+                eprintln!(
+                    "[{}/{total} {:.0}s] {c} {}: stale {}, {} executions{states}{}",
+                    d.0,
+                    start.elapsed().as_secs_f64(),
+                    v.name,
+                    r.stale_at_no_flush,
+                    r.executions,
+                    if r.finished { "" } else { " (cut short)" }
+                );
+                d.1[i] = Some(r);
+            });
+        }
+    });
+    let mut rows: Vec<Bound> = done
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .1
+        .into_iter()
+        .flatten()
+        .collect();
     compare_with_baseline(&mut rows);
     if a.json {
-        print_json(&rows)?;
+        print_doc("bounds", &rows)?;
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", table(&rows));

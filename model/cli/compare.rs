@@ -43,7 +43,8 @@ fn class(c: &Cell) -> String {
 fn read(path: &std::path::Path) -> Result<BTreeMap<Key, String>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let cells: Vec<Cell> = serde_json::from_str(&text)
+    let cells: Vec<Cell> = super::args::doc_data(&text, &["matrix"])
+        .and_then(|d| serde_json::from_value(d).map_err(|e| e.to_string()))
         .map_err(|e| format!("{}: not a flushcheck --json matrix: {e}", path.display()))?;
     Ok(cells
         .iter()

@@ -14,7 +14,7 @@ use crate::measure::exhaustive::{
 };
 use crate::protocol::{catalogue, Kind, Variant};
 
-use super::args::{print_json, truncate, ConfigArgs};
+use super::args::{print_doc, truncate, ConfigArgs};
 
 /// `flushcheck exhaustive`.
 #[derive(clap::Args, Debug, Clone)]
@@ -126,7 +126,7 @@ pub fn exhaustive(a: &ExhaustiveArgs, registry: &[Variant]) -> Result<ExitCode, 
     }
     let bad = rows.iter().any(|r| r.agree() == Some(false));
     if a.json {
-        print_json(&rows)?;
+        print_doc("exhaustive", &rows)?;
     } else {
         print!("{}", table(&cfg, &rows));
     }
@@ -289,7 +289,7 @@ fn growth(a: &ExhaustiveArgs, registry: &[Variant], budget: Duration) -> Result<
     }
     let bad = rows.iter().any(|r| r.agree() == Some(false));
     if a.json {
-        print_json(&rows)?;
+        print_doc("exhaustive-growth", &rows)?;
     } else {
         print!("{}", growth_table(&rows));
     }

@@ -86,7 +86,7 @@ pub fn render(c: &Counterexample, format: Format, width: usize) -> Result<String
             };
             v["litmus"] = serde_json::json!(litmus);
             v["litmus_note"] = serde_json::json!(note);
-            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+            super::args::json_doc("counterexample", &v)? + "\n"
         }
         Format::Text => format!(
             "{} / {} / {}\nconfig: {}\nfound by: {}\nsteps: {}\n\n{}\nreplay: {}\n\n{}",

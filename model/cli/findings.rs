@@ -76,7 +76,9 @@ pub fn findings_cmd(a: &FindingsArgs, registry: &[Variant]) -> Result<ExitCode, 
     }
     crate::explore::quiet_panics();
     let mut ok = true;
-    for f in &list {
+    for (i, f) in list.iter().enumerate() {
+        // Progress: each finding's witness is a search (a second or two).
+        eprintln!("[{}/{}] {} ...", i + 1, list.len(), f.id);
         // The status is what the searches show now, not what the data says.
         let w = check(
             f,

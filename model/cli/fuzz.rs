@@ -10,7 +10,7 @@ use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
 use crate::vocab::Family;
 
-use super::args::{print_json, truncate, Format};
+use super::args::{print_doc, truncate, Format};
 use super::explain::render;
 
 /// Largest `--max-cpus`.
@@ -390,7 +390,7 @@ pub fn fuzz_cmd(a: &FuzzArgs, registry: &[Variant]) -> Result<ExitCode, String> 
     }
     say(&format!("\n{}", summary(&r, &spec)));
     if json {
-        print_json(&r)?;
+        print_doc("fuzz", &r)?;
     }
     Ok(if r.must_hold_violated() {
         ExitCode::FAILURE

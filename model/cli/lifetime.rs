@@ -15,9 +15,10 @@ use crate::observe::property::Property;
 use crate::protocol::Variant;
 use crate::vocab::{BackendName, Family};
 
-use super::args::{parse_bound, print_json, Bound};
+use super::args::{parse_bound, print_doc, Bound};
 use super::matrix::run_with_progress;
-use super::table::{summary, table};
+use super::summary::summary;
+use super::table::table;
 
 /// Arguments of `flushcheck lifetime`.
 #[derive(Args, Debug, Clone)]
@@ -137,7 +138,7 @@ pub fn lifetime(args: &LifetimeArgs, registry: &[Variant]) -> Result<ExitCode, S
     quiet_panics();
     let (m, elapsed) = run_with_progress(&plan, false);
     if args.json {
-        print_json(&m.cells)?;
+        print_doc("matrix", &m.cells)?;
     } else {
         print!("{}", table(&plan, &m.cells, true));
         print!("{}", summary(&plan, &m.cells, elapsed));

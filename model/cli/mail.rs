@@ -211,6 +211,9 @@ pub enum Depth {
     Full,
     /// The same text from the cheapest searches.
     Form,
+    /// Every search but the fix candidates', which are listed unchecked
+    /// (`report --finding ID --no-check`).
+    NoCheck,
 }
 
 /// [`mail`] at `depth`.
@@ -243,6 +246,7 @@ pub fn mail_at(
     para(&mut out, "  ", &format!("\"{}\"", f.claim.quote));
     item(&mut out, "    -- ", f.claim.source);
 
+    eprintln!("report {}: replaying the witness ...", f.id);
     let r = replay(f, registry, budget)?;
     // The trace's own figures where there is one: the deciding search may
     // stop at another interleaving with other numbers.
@@ -254,6 +258,13 @@ pub fn mail_at(
             r.check.note.lines().next().unwrap_or("")
         ),
     };
+    if !f.also.is_empty() {
+        eprintln!(
+            "report {}: replaying {} further forms ...",
+            f.id,
+            f.also.len()
+        );
+    }
     let forms = replay_also(f, registry, budget)?;
     let numbered = !forms.is_empty();
     let label = |k: usize| {
@@ -315,7 +326,7 @@ pub fn mail_at(
     }
     if f.id == reply::FINDING {
         let scope = match depth {
-            Depth::Full => Scope::full(),
+            Depth::Full | Depth::NoCheck => Scope::full(),
             Depth::Form => Scope::quick(),
         };
         out.push_str(&reply::reply(registry, &scope)?);
@@ -415,6 +426,18 @@ fn candidates(
     let cfgs = match depth {
         Depth::Full => candidate_configs(f),
         Depth::Form => vec![(f.witness.cfg)()],
+        Depth::NoCheck => {
+            for (i, c) in f.fixes.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "\n  {}. {} (not checked: --no-check)",
+                    i + 1,
+                    c.variant
+                );
+                para(out, "     ", c.change);
+            }
+            return Ok(());
+        }
     };
     for (i, (name, checks)) in check_candidates_on(f, &cfgs, registry, budget)?
         .into_iter()

@@ -7,15 +7,16 @@ use std::time::{Duration, Instant};
 
 use crate::check::run::{judged, RunResult, Verdict};
 use crate::check::{Sizes, Suite};
-use crate::drive::{matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan};
+use crate::drive::{mark_not_checked, matrix_ok, run_matrix, Cell, Executor, Expect, Matrix, Plan};
 use crate::explore::{quiet_panics, Backend, Shard};
 use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
 use crate::vocab::BackendName;
 
 use super::answer::{findings_lines, seed_answer};
-use super::args::{parse_bound, print_json, truncate, Bound, ConfigArgs, Format};
-use super::table::{markdown, runs_table, suite_text, summary, table, variant_lines, CUSTOM};
+use super::args::{parse_bound, print_doc, truncate, Bound, ConfigArgs, Format};
+use super::summary::summary;
+use super::table::{markdown, runs_table, suite_text, table, variant_lines, CUSTOM};
 
 /// The matrix run (the default command).
 #[derive(clap::Args, Debug, Clone)]
@@ -149,6 +150,7 @@ pub fn build_plan(args: &MatrixArgs, registry: &[Variant]) -> Result<Plan, Strin
         suite.entries.retain(|e| args.entry.contains(&e.name));
     }
     let mut plan = Plan::new(suite, registry.to_vec());
+    plan.selected_from = Some(whole.clone());
     if args.full {
         // Twins too, as variants of their own.
         plan.variants = registry
@@ -254,9 +256,14 @@ fn runs_nothing(plan: &Plan, whole: &Suite) -> Option<String> {
 
 /// On a configuration of the user's own, no kill or finding is pinned:
 /// their cells are reported, not judged ("not checked on this
-/// configuration").
+/// configuration"). On part of the suite (`--entry`) or one shard of the
+/// schedules (`--shard`), the kills and findings the selection cannot show
+/// are "not checked here" ([`mark_not_checked`]).
 pub fn unpin(plan: &Plan, cells: &mut [Cell]) {
     if !custom(plan) {
+        if let Some(whole) = &plan.selected_from {
+            mark_not_checked(cells, &plan.registry, &plan.suite, whole, plan.shard);
+        }
         return;
     }
     for c in cells {
@@ -322,7 +329,7 @@ pub fn matrix(args: &MatrixArgs, registry: &[Variant]) -> Result<ExitCode, Strin
     unpin(&plan, &mut m.cells);
     let format = if args.json { Format::Json } else { args.format };
     match format {
-        Format::Json => print_json(&m.cells)?,
+        Format::Json => print_doc("matrix", &m.cells)?,
         Format::Text => {
             print!("{}", seed_answer(&plan, &m.cells));
             print!("{}", findings_lines(&plan, &m.cells, custom(&plan)));

@@ -10,8 +10,9 @@ use crate::drive::{matrix_ok, merge_shards, Cell, Plan};
 use crate::measure::exhaustive::{self, SideBySide};
 use crate::protocol::Variant;
 
-use super::args::print_json;
-use super::table::{summary, table};
+use super::args::{doc_data, print_doc};
+use super::summary::summary;
+use super::table::table;
 
 /// `flushcheck merge`.
 #[derive(clap::Args, Debug, Clone)]
@@ -31,16 +32,13 @@ pub fn merge(a: &MergeArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     for f in &a.files {
         let text =
             std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        match serde_json::from_str::<Vec<Cell>>(&text) {
+        let bad = |e: String| format!("{}: not a flushcheck --json matrix: {e}", f.display());
+        let data = doc_data(&text, &["matrix", "exhaustive"]).map_err(bad)?;
+        match serde_json::from_value::<Vec<Cell>>(data.clone()) {
             Ok(part) => cells.extend(part),
-            Err(e) => match serde_json::from_str::<Vec<SideBySide>>(&text) {
+            Err(e) => match serde_json::from_value::<Vec<SideBySide>>(data) {
                 Ok(part) => searches.extend(part),
-                Err(_) => {
-                    return Err(format!(
-                        "{}: not a flushcheck --json matrix: {e}",
-                        f.display()
-                    ))
-                }
+                Err(_) => return Err(bad(e.to_string())),
             },
         }
     }
@@ -52,7 +50,7 @@ pub fn merge(a: &MergeArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     }
     let merged = merge_shards(&cells);
     if a.json {
-        print_json(&merged)?;
+        print_doc("matrix", &merged)?;
     } else {
         let mut plan = Plan::new(
             Suite {
@@ -86,7 +84,7 @@ fn merge_exhaustive(a: &MergeArgs, parts: &[SideBySide]) -> Result<ExitCode, Str
         })
         .collect();
     if a.json {
-        print_json(&merged)?;
+        print_doc("exhaustive", &merged)?;
     } else if let Some(first) = merged.first() {
         print!("{}", super::exhaustive::table(&first.stateful.cfg, &merged));
     }

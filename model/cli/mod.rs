@@ -26,6 +26,7 @@ pub mod plot;
 pub mod reply;
 pub mod report;
 pub mod run;
+pub mod summary;
 pub mod table;
 pub mod variants;
 
@@ -116,19 +117,11 @@ enum Command {
 }
 
 /// Every variant known to this process: the catalogue, the benchmark
-/// bound, and `extra`. Names must be unique.
+/// bound, and `extra`, each registration checked
+/// ([`crate::protocol::catalogue::registry`]): one line naming the bad
+/// variant.
 pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
-    let mut all = catalogue::with_bounds();
-    for v in extra {
-        if all.iter().any(|w| w.name == v.name) {
-            return Err(format!(
-                "variant {:?} is already in the catalogue: give it another name",
-                v.name
-            ));
-        }
-        all.push(v);
-    }
-    Ok(all)
+    catalogue::registry(extra)
 }
 
 fn parse_cli() -> Result<Cli, ExitCode> {
@@ -215,6 +208,18 @@ fn one_line(e: &clap::Error, args: &[String]) -> String {
     }
 }
 
+/// Die quietly on a closed pipe, as Unix tools do (`flushcheck variants |
+/// head`): Rust ignores SIGPIPE, so a print to a closed pipe would panic
+/// instead.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread is spawned;
+    // SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// `flushcheck` with the catalogue's variants.
 pub fn main() -> ExitCode {
     main_with(Vec::new())
@@ -236,6 +241,7 @@ pub fn main_with_properties(
     extra: Vec<Variant>,
     properties: Vec<&'static crate::observe::property::Def>,
 ) -> ExitCode {
+    restore_sigpipe();
     if let Err(e) = crate::observe::properties::register(properties) {
         eprintln!("flushcheck: error: {e}");
         return ExitCode::from(2);

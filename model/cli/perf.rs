@@ -9,7 +9,7 @@ use crate::explore::quiet_panics;
 use crate::measure::perf;
 use crate::protocol::Variant;
 
-use super::args::{print_json, truncate};
+use super::args::{print_doc, truncate};
 
 /// `flushcheck perf`.
 #[derive(clap::Args, Debug, Clone)]
@@ -76,7 +76,7 @@ pub fn perf(a: &PerfArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     };
     if a.json {
         let v = serde_json::json!({"throughput": through, "time_to_kill": kills, "growth": growth});
-        print_json(&v)?;
+        print_doc("perf", &v)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!("Checker throughput, v6.0, every property judged, default configuration ({cfg})");

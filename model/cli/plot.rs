@@ -45,6 +45,8 @@ pub fn plot(a: &PlotArgs, registry: &[Variant]) -> Result<ExitCode, String> {
         None => fresh_dir("flushcheck-figures"),
     };
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    // Progress: the figures' searches take a few seconds.
+    eprintln!("plot: measuring staleness against CPUs and RMWs per update ...");
     for (fig, table) in figures(registry, a.rmw_updates) {
         let path = out.join(&fig.file);
         let svg = render_svg(&fig)?;

@@ -40,8 +40,13 @@ pub struct ReportArgs {
     pub model_names: bool,
     /// Also run each fix candidate's default suite (as
     /// `flushcheck --variant NAME`) in a finding's report.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_check")]
     pub suite: bool,
+    /// In a finding's report, list the fix candidates without checking
+    /// them: the witness searches only (seconds; the checks take most of
+    /// a report's minute or two).
+    #[arg(long = "no-check")]
+    pub no_check: bool,
     /// The matrix to run.
     #[command(flatten)]
     pub matrix: MatrixArgs,
@@ -142,7 +147,12 @@ fn finding_reports(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, Str
     }
     let id = a.finding.as_deref().expect("checked by the caller");
     let f = crate::protocol::findings::by_id(id)?;
-    let text = mail::mail(&f, registry, budget, a.model_names, a.suite)?;
+    let depth = if a.no_check {
+        mail::Depth::NoCheck
+    } else {
+        mail::Depth::Full
+    };
+    let text = mail::mail_at(&f, registry, budget, a.model_names, a.suite, depth)?;
     match &a.out {
         Some(p) => {
             std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;

@@ -1,17 +1,19 @@
 //! The matrix as text: one line per variant (the default), the cell table
-//! (`--cells`), one line per run (`--runs`), the summary lines, markdown.
+//! (`--cells`), one line per run (`--runs`), markdown (the summary lines
+//! are [`super::summary`]'s).
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::check::run::{judged, RunResult, Verdict};
+use crate::check::run::{RunResult, Verdict};
 use crate::drive::{Cell, Expect, Plan};
 use crate::observe::property::Property;
 use crate::protocol::findings::Shown;
 use crate::protocol::{Kind, Variant};
-use crate::vocab::{BackendName, Family};
+use crate::vocab::BackendName;
 
 use super::args::truncate;
+use super::summary::summary;
 
 /// One line per variant: its kind, whether it held every property it must
 /// (or which it did not, where, and the command that explains it), which
@@ -57,8 +59,21 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell], custom: bool) -> String {
                 "its kills are pinned on the suite: not checked on this configuration; violated here: {violated}"
             ),
             Kind::Mutant => {
-                let killed = list(&|c| c.expect == Expect::Killed && c.ok);
-                if killed.is_empty() && bad.is_empty() {
+                let killed = list(&|c| c.expect == Expect::Killed && c.ok && c.not_checked.is_none());
+                let unchecked = list(&|c| c.expect == Expect::Killed && c.not_checked.is_some());
+                let why = not_checked_why(&mine);
+                if !unchecked.is_empty() && bad.is_empty() {
+                    let mut t = String::new();
+                    if !killed.is_empty() {
+                        let _ = write!(t, "killed by {}; ", killed.join("; "));
+                    }
+                    let _ = write!(
+                        t,
+                        "not checked here: {} ({why}); violated here: {violated}",
+                        unchecked.join("; ")
+                    );
+                    t
+                } else if killed.is_empty() && bad.is_empty() {
                     format!("no designated killer searched here; violated: {violated}")
                 } else if bad.is_empty() {
                     format!("killed by {}", killed.join("; "))
@@ -74,6 +89,18 @@ pub fn variant_lines(plan: &Plan, cells: &[Cell], custom: bool) -> String {
         let _ = writeln!(out, "  {:<9} {:<w$}  {text}", v.kind.name(), v.name);
     }
     out
+}
+
+/// Why the kills or findings of `cells` are not checked here, in a few
+/// words.
+fn not_checked_why(cells: &[&Cell]) -> String {
+    let mut why: Vec<&str> = cells
+        .iter()
+        .filter_map(|c| c.not_checked)
+        .map(|n| n.why())
+        .collect();
+    why.dedup();
+    why.join("; ")
 }
 
 /// A variant's cells picked by a predicate, as `property (backends)`.
@@ -119,6 +146,14 @@ fn must_hold_line(
                 shown.join("; ")
             ),
         });
+    }
+    let unchecked = list(&|c| c.expect == Expect::Finding && c.not_checked.is_some());
+    if !unchecked.is_empty() {
+        parts.push(format!(
+            "findings not checked here: {} ({})",
+            unchecked.join("; "),
+            not_checked_why(mine)
+        ));
     }
     if custom && shown.is_empty() && mine.iter().any(|c| pinned(c)) {
         parts.push("findings: not checked on this configuration (pinned on the suite)".into());
@@ -390,161 +425,6 @@ pub fn runs_table(runs: &[RunResult]) -> String {
                 format!("violated {}", violated.join(","))
             }
         );
-    }
-    out
-}
-
-/// The summary lines: one for the flush protocol's cells and, when the
-/// run has any, one for the lifetime wing's; each with its counts and
-/// what was not as expected; then the configurations per property.
-pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
-    let life = |c: &&Cell| plan_family(plan, &c.variant) == Some(Family::Lifetime);
-    let flush: Vec<Cell> = cells.iter().filter(|c| !life(c)).cloned().collect();
-    let lifetime: Vec<Cell> = cells.iter().filter(life).cloned().collect();
-    let mut out = String::new();
-    if !flush.is_empty() || lifetime.is_empty() {
-        out += &family_summary(
-            plan,
-            &flush,
-            &format!("{} cells in {:.1} s", flush.len(), elapsed.as_secs_f64()),
-            true,
-        );
-    }
-    if !lifetime.is_empty() {
-        out += &family_summary(
-            plan,
-            &lifetime,
-            &format!("lifetime: {} cells", lifetime.len()),
-            false,
-        );
-    }
-    if cells
-        .iter()
-        .any(|c| crate::drive::cells::must_show(c.property).is_some())
-    {
-        let blind = crate::drive::cells::blind(cells);
-        let _ = writeln!(
-            out,
-            "blind entries {} (what an entry is for never happened under its searches)",
-            blind.len()
-        );
-        for b in blind {
-            let _ = writeln!(out, "  blind: {b}");
-        }
-    }
-    let mut per: Vec<String> = Vec::new();
-    for p in &plan.properties {
-        let n = plan
-            .suite
-            .entries
-            .iter()
-            .filter(|e| {
-                e.backends.iter().filter(|b| plan.runs_backend(b)).any(|b| {
-                    plan.variants
-                        .iter()
-                        .any(|v| e.applies_to(v.family) && judged(v, &e.cfg, b).contains(p))
-                })
-            })
-            .count();
-        if n > 0 {
-            per.push(format!("{} {n}", p.name()));
-        }
-    }
-    let _ = writeln!(out, "configurations per property: {}", per.join(", "));
-    out
-}
-
-fn plan_family(plan: &Plan, variant: &str) -> Option<Family> {
-    plan.variants
-        .iter()
-        .find(|v| v.name == variant)
-        .map(|v| v.family)
-}
-
-/// One summary line over `cells`, starting with `head`, and a line per
-/// cell not as expected. `weak` adds the weak-holds counts.
-fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String {
-    let must_hold_bad: Vec<String> = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Holds && !c.ok)
-        .map(|c| {
-            format!(
-                "{} {} ({} on {}): {}",
-                c.kind.name(),
-                c.variant,
-                c.property.name(),
-                c.backend,
-                c.verdict.name()
-            )
-        })
-        .collect();
-    let inconclusive = cells
-        .iter()
-        .filter(|c| c.verdict == Verdict::Inconclusive)
-        .count();
-    let survived: Vec<String> = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Killed && !c.ok)
-        .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
-        .collect();
-    let findings_missed: Vec<String> = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Finding && !c.ok)
-        .map(|c| format!("{} ({} on {})", c.variant, c.property.name(), c.backend))
-        .collect();
-    let findings_shown = cells
-        .iter()
-        .filter(|c| c.expect == Expect::Finding && c.ok)
-        .count();
-    let mutants: Vec<&Variant> = plan
-        .variants
-        .iter()
-        .filter(|v| v.kind == Kind::Mutant && cells.iter().any(|c| c.variant == v.name))
-        .collect();
-    let killed = mutants
-        .iter()
-        .filter(|v| {
-            cells
-                .iter()
-                .filter(|c| c.variant == v.name && c.expect == Expect::Killed)
-                .all(|c| c.ok)
-        })
-        .count();
-    let mut out = format!(
-        "{head}: must-hold violations {}, mutants killed {killed}/{}, \
-         mutant survivals {}, findings shown {findings_shown}, findings missed {}, \
-         inconclusive {inconclusive}",
-        must_hold_bad.len(),
-        mutants.len(),
-        survived.len(),
-        findings_missed.len(),
-    );
-    if weak {
-        let unseen = cells.iter().filter(|c| c.race_not_seen()).count();
-        let epoch = cells.iter().filter(|c| c.epoch_not_reached()).count();
-        let _ = write!(
-            out,
-            ", race not seen {unseen}, later epoch not reached {epoch}"
-        );
-        if unseen + epoch > 0 {
-            out.push('\n');
-            let _ = write!(
-                out,
-                "  (weak holds, nothing failed: race not seen = held though the property's race never happened; \
-             later epoch not reached = held though no CPU crossed the batch again after a skip and a reset; \
-             `flushcheck --help` explains every count)"
-        );
-        }
-    }
-    out.push('\n');
-    for s in must_hold_bad {
-        let _ = writeln!(out, "  not held: {s}");
-    }
-    for s in survived {
-        let _ = writeln!(out, "  survived: {s}");
-    }
-    for s in findings_missed {
-        let _ = writeln!(out, "  finding not shown: {s}");
     }
     out
 }

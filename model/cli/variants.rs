@@ -36,8 +36,7 @@ pub fn variants(a: &VariantsArgs, registry: &[Variant]) -> Result<ExitCode, Stri
                 })
             })
             .collect();
-        let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
-        println!("{text}");
+        super::args::print_doc("variants", &rows)?;
         return Ok(ExitCode::SUCCESS);
     }
     let w = registry.iter().map(|v| v.name.len()).max().unwrap_or(4);

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::check::run::{RunResult, Verdict};
+use crate::check::Suite;
 use crate::explore::Shard;
 use crate::observe::coverage::Event;
 use crate::observe::property::Property;
@@ -24,6 +25,29 @@ pub enum Expect {
     Finding,
     /// Anything goes (a mutant's other cells, refuted claims).
     Any,
+}
+
+/// Why a run did not check a kill or a finding a cell is designated for:
+/// the selection holds only part of what pins it, and the run it is part
+/// of (the default run, or the merge of every shard) checks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotChecked {
+    /// `--entry` left out an entry the designation is pinned on.
+    Entries,
+    /// `--shard I/N`: this run searched one part of each search's
+    /// schedules (`flushcheck merge` of every shard checks it).
+    Shard,
+}
+
+impl NotChecked {
+    /// Why, in a few words.
+    pub fn why(self) -> &'static str {
+        match self {
+            NotChecked::Entries => "--entry left out suite entries that search it",
+            NotChecked::Shard => "one shard of the schedules; merge every shard to check it",
+        }
+    }
 }
 
 /// One configuration's part of a cell.
@@ -87,6 +111,11 @@ pub struct Cell {
     /// Which part of a split shuttle search this is (0/1 when not split).
     #[serde(default)]
     pub shard: Shard,
+    /// Set when the kill or finding this cell is designated for was not
+    /// violated here and the selection holds only part of what pins it:
+    /// then `ok` is true and the cell is "not checked here".
+    #[serde(default)]
+    pub not_checked: Option<NotChecked>,
 }
 
 impl Cell {
@@ -292,6 +321,65 @@ fn cell(v: &Variant, p: Property, backend: BackendName, runs: &[&RunResult]) -> 
         expect,
         ok,
         shard: runs.first().map_or_else(Shard::default, |r| r.spec.shard),
+        not_checked: None,
+    }
+}
+
+/// Mark the kills and findings a selection cannot check: a designated
+/// cell not violated here whose designation is pinned on an entry of
+/// `whole` (the suite the selection was taken from) that `selected` lacks,
+/// or that searched one shard of the schedules. They read "not checked
+/// here" and do not fail the run: what is selected is judged, what is
+/// not is left to the run that has it.
+pub fn mark_not_checked(
+    cells: &mut [Cell],
+    variants: &[Variant],
+    selected: &Suite,
+    whole: &Suite,
+    shard: Shard,
+) {
+    for c in cells.iter_mut() {
+        if c.ok || !matches!(c.expect, Expect::Killed | Expect::Finding) {
+            continue;
+        }
+        let Some(v) = variants.iter().find(|v| v.name == c.variant) else {
+            continue;
+        };
+        let designations = match c.expect {
+            Expect::Killed => &v.killed_by,
+            _ => &v.findings,
+        };
+        let searched_by = |s: &Suite| -> Vec<String> {
+            s.entries
+                .iter()
+                .filter(|e| {
+                    e.applies_to(v.family) && e.backends.iter().any(|b| b.id() == c.backend)
+                })
+                .map(|e| e.name.clone())
+                .collect()
+        };
+        let have = searched_by(selected);
+        let named: Vec<String> = designations
+            .iter()
+            .filter(|d| d.property == c.property && d.backends.contains(&c.backend))
+            .filter_map(|d| d.entry.clone())
+            .collect();
+        let needed = if named.is_empty() {
+            searched_by(whole)
+        } else {
+            named
+        };
+        let why = if needed.iter().any(|e| !have.contains(e)) {
+            Some(NotChecked::Entries)
+        } else if shard.count > 1 {
+            Some(NotChecked::Shard)
+        } else {
+            None
+        };
+        if why.is_some() {
+            c.not_checked = why;
+            c.ok = true;
+        }
     }
 }
 
@@ -357,6 +445,17 @@ pub fn merge_shards(cells: &[Cell]) -> Vec<Cell> {
                 Expect::Killed | Expect::Finding => merged.verdict == Verdict::Violated,
                 Expect::Any => true,
             };
+            // Every shard together checks what one shard could not; an
+            // entry left out by the selection stays left out.
+            merged.not_checked = None;
+            if parts
+                .iter()
+                .any(|c| c.not_checked == Some(NotChecked::Entries))
+                && !merged.ok
+            {
+                merged.not_checked = Some(NotChecked::Entries);
+                merged.ok = true;
+            }
             merged
         })
         .collect()

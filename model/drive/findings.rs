@@ -434,13 +434,24 @@ pub fn check_candidates_on(
     registry: &[Variant],
     budget: Duration,
 ) -> Result<Vec<(String, Vec<Check>)>, String> {
+    let n = f.fixes.len();
     f.fixes
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
             let v = Variant::find(registry, c.variant)?;
             let checks = cfgs
                 .iter()
-                .map(|cfg| check(f, &v, cfg, registry, budget))
+                .map(|cfg| {
+                    // Progress: each check is one search, up to `budget`.
+                    eprintln!(
+                        "{}: fix candidate {}/{n} {} on {cfg} ...",
+                        f.id,
+                        i + 1,
+                        c.variant
+                    );
+                    check(f, &v, cfg, registry, budget)
+                })
                 .collect::<Result<Vec<_>, String>>()?;
             Ok((c.variant.to_string(), checks))
         })

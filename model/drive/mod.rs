@@ -16,6 +16,8 @@ pub mod matrix;
 pub mod plan;
 pub mod testing;
 
-pub use cells::{matrix_ok, merge_shards, Cell, ConfigVerdict, Expect};
+pub use cells::{
+    mark_not_checked, matrix_ok, merge_shards, Cell, ConfigVerdict, Expect, NotChecked,
+};
 pub use matrix::{run_matrix, Executor, Matrix};
 pub use plan::{NotRun, Plan};

@@ -69,6 +69,10 @@ pub struct Plan {
     /// default run only: with `--variant`, a configuration of its own or
     /// `--full`, every search runs whole.
     pub catalogue_share: usize,
+    /// The suite `suite` was selected from (`--entry`), when it is part of
+    /// one: kills and findings pinned on entries left out are "not checked
+    /// here" ([`crate::drive::cells::mark_not_checked`]).
+    pub selected_from: Option<Suite>,
 }
 
 impl Plan {
@@ -97,6 +101,7 @@ impl Plan {
             shard: Shard::default(),
             focused: true,
             catalogue_share: 4,
+            selected_from: None,
         }
     }
 

@@ -9,6 +9,14 @@
 //! fn my_change_keeps_every_flush() {
 //!     Check::new(my_variant()).run().assert_holds();
 //! }
+//!
+//! #[test]
+//! fn my_mutant_fails_my_property() {
+//!     Check::new(my_mutant())
+//!         .property(&MY_PROPERTY)
+//!         .run()
+//!         .assert_violated(Property::of(&MY_PROPERTY));
+//! }
 //! ```
 //!
 //! A check runs the standard suite's entries of the variant's family
@@ -24,7 +32,7 @@ use crate::check::{Sizes, Suite};
 use crate::drive::explain::{witness, Target};
 use crate::drive::plan::{Plan, Then};
 use crate::explore::QuietRun;
-use crate::observe::property::Property;
+use crate::observe::property::{Def, Property};
 use crate::protocol::{catalogue, Variant};
 use crate::vocab::BackendName;
 
@@ -40,7 +48,14 @@ pub struct Check {
     cpus: Vec<usize>,
     sizes: Sizes,
     budget: Duration,
+    own: Vec<Property>,
 }
+
+/// What to do when no search judged a property: register it, or select
+/// entries and backends it applies to.
+const NOT_JUDGED_HINT: &str = "a property of your own is judged only once registered \
+     (`Check::property(&DEF)`); otherwise select entries and backends it applies to \
+     (its Def's `backends` and `applies`; docs/properties.md for the crate's)";
 
 impl Check {
     /// A check of `variant` on every standard suite entry of its family,
@@ -56,7 +71,18 @@ impl Check {
             cpus: Vec::new(),
             sizes: Sizes::default(),
             budget: Duration::from_secs(60),
+            own: Vec::new(),
         }
+    }
+
+    /// A property of the caller's own ([`Def`], a `static`), judged in
+    /// every search it applies to, like the crate's. Registered for the
+    /// whole process when the check runs, idempotently: every `#[test]`
+    /// may add the properties it uses. Panics at [`Check::run`] if its name
+    /// is empty or taken by another property.
+    pub fn property(mut self, def: &'static Def) -> Self {
+        self.own.push(Property::of(def));
+        self
     }
 
     /// Another variant of the caller's own the checked one needs (its twin).
@@ -71,7 +97,7 @@ impl Check {
         self
     }
 
-    /// Only the suite entries named (`flushcheck --list`; default: all).
+    /// Only the suite entries named (`flushcheck --suite-table` lists them; default: all).
     pub fn entries(mut self, names: &[&str]) -> Self {
         self.entries = names.iter().map(|n| n.to_string()).collect();
         self
@@ -111,16 +137,11 @@ impl Check {
     /// what is allowed, on a selection that names an unknown entry, a name
     /// already in the catalogue, or a selection that runs nothing.
     pub fn run(self) -> Verdicts {
+        crate::observe::properties::register(self.own.iter().map(|p| p.def()).collect())
+            .unwrap_or_else(|e| panic!("{e}"));
         let _quiet = QuietRun::start();
-        let mut registry = catalogue::with_bounds();
-        for v in self.extra.iter().chain([&self.variant]) {
-            assert!(
-                registry.iter().all(|w| w.name != v.name),
-                "variant {:?} is already in the catalogue: give it another name",
-                v.name
-            );
-            registry.push(v.clone());
-        }
+        let mine: Vec<Variant> = self.extra.iter().chain([&self.variant]).cloned().collect();
+        let registry = catalogue::registry(mine).unwrap_or_else(|e| panic!("{e}"));
         let standard = Suite::standard(&self.sizes);
         for name in &self.entries {
             if standard.entry(name).is_none() {
@@ -269,7 +290,7 @@ impl Verdicts {
             .any(|v| self.selected(v.property));
         assert!(
             judged,
-            "{}: no search judged {:?}",
+            "{}: no search judged {:?}: {NOT_JUDGED_HINT}",
             self.variant.name, self.properties
         );
     }
@@ -294,15 +315,18 @@ impl Verdicts {
                 })
             })
             .collect();
+        if seen.is_empty() {
+            panic!(
+                "{} does not violate {}: no search judged it; {NOT_JUDGED_HINT}",
+                self.variant.name,
+                p.name()
+            );
+        }
         panic!(
             "{} does not violate {} (searches judging it: {})",
             self.variant.name,
             p.name(),
-            if seen.is_empty() {
-                "none".into()
-            } else {
-                seen.join("; ")
-            }
+            seen.join("; ")
         );
     }
 }

@@ -13,7 +13,6 @@
 pub mod coverage;
 #[doc(hidden)]
 pub mod eventual;
-#[doc(hidden)]
 pub mod ghost;
 pub mod lifetime;
 #[doc(hidden)]

@@ -42,6 +42,84 @@ pub fn with_bounds() -> Vec<Variant> {
     all
 }
 
+/// Every variant a run knows: the catalogue, the benchmark bound, and
+/// `extra` (variants of the caller's own), each registration checked
+/// ([`check_registration`]). The error is one line naming the variant.
+pub fn registry(extra: Vec<Variant>) -> Result<Vec<Variant>, String> {
+    let mut all = with_bounds();
+    let ours = all.len();
+    for v in extra {
+        if let Some(i) = all.iter().position(|w| w.name == v.name) {
+            return Err(format!(
+                "variant {:?} is {}: give it another name",
+                v.name,
+                if i < ours {
+                    "already in the catalogue"
+                } else {
+                    "registered twice"
+                }
+            ));
+        }
+        all.push(v);
+    }
+    for v in &all {
+        check_registration(v, &all)?;
+    }
+    Ok(all)
+}
+
+/// What a registration must say, checked before anything runs, so that a
+/// variant is never silently left out: a name that can be given to
+/// `--variant`; for a mutant, the properties that kill it, each on at
+/// least one backend; a twin that is registered and has a gate.
+pub fn check_registration(v: &Variant, registry: &[Variant]) -> Result<(), String> {
+    if v.name.trim().is_empty() || v.name.contains([',', ' ']) {
+        return Err(format!(
+            "variant name {:?}: a variant's name must be non-empty, without spaces or commas (it is given to --variant)",
+            v.name
+        ));
+    }
+    if v.kind == crate::protocol::Kind::Mutant && v.killed_by.is_empty() {
+        return Err(format!(
+            "mutant {:?} has no killed_by: a mutant must name the properties that must kill it (.killed_by(property, backends)), or it is never searched",
+            v.name
+        ));
+    }
+    for d in &v.killed_by {
+        if d.backends.is_empty() {
+            return Err(format!(
+                "mutant {:?}: killed_by({}) names no backend: give at least one",
+                v.name, d.property
+            ));
+        }
+    }
+    if let Some(t) = &v.twin {
+        let gated: Vec<&str> = registry
+            .iter()
+            .filter(|w| w.gate.is_some())
+            .map(|w| w.name.as_str())
+            .collect();
+        match registry.iter().find(|w| &w.name == t) {
+            None => {
+                return Err(format!(
+                    "variant {:?} names the twin {t:?}, which is not registered: twins are {}",
+                    v.name,
+                    gated.join(", ")
+                ))
+            }
+            Some(w) if w.gate.is_none() => {
+                return Err(format!(
+                "variant {:?} names the twin {t:?}, which has no gate (.gate(..)): twins are {}",
+                v.name,
+                gated.join(", ")
+            ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// Look a variant up in the catalogue (and the benchmark bound).
 pub fn by_name(name: &str) -> Result<Variant, String> {
     Variant::find(&with_bounds(), name)

@@ -233,7 +233,14 @@ impl Variant {
     }
 
     /// A per-memcg protocol (v6.8 on) whose readers flush above
-    /// `trigger(cfg)`.
+    /// `trigger(cfg)`. The variant's own code decides with its own test;
+    /// the trigger tells the observers what that test is (it must agree):
+    /// the ghost state counts an updater's read of a memcg's atomic above
+    /// it as finding the memcg flushable, the checks read it as
+    /// `Ctx::trigger` (`ancestors_flushable`, `stats_updates_bound`,
+    /// `per_memcg_error_bound`), a variant naming this one as its twin
+    /// gates on it, and `flushcheck bounds` derives its worst case from it
+    /// (docs/extending.md, section 3).
     pub fn per_memcg(mut self, trigger: fn(&Config) -> i64) -> Self {
         self.family = Family::PerMemcg;
         self.trigger = Some(trigger);

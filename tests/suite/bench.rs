@@ -53,7 +53,7 @@ fn bench_subcommand_prints_all_three_variants() {
         "--json",
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let rows: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let rows = crate::schemas::data(&out.stdout, "bench");
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for r in rows {

@@ -109,6 +109,46 @@ fn a_variant_named_like_one_in_the_catalogue_is_refused() {
     );
 }
 
+/// Bad registrations are refused before anything runs, each with one line
+/// naming the variant: a mutant nothing is designated to kill (it would
+/// never be searched), an empty name, a twin that is not registered
+/// (named as the twin), a twin without a gate.
+#[test]
+fn bad_registrations_are_refused_with_one_line_each() {
+    use memcg_flush_model::protocol::Kind;
+    let named = |name: &str, kind: Kind| {
+        let mut v = common::variant("v6.0").clone();
+        v.name = name.into();
+        v.kind = kind;
+        v.findings.clear();
+        v
+    };
+    let cases: [(memcg_flush_model::Variant, &str); 5] = [
+        (
+            named("mine-unkilled", Kind::Mutant),
+            "mutant \"mine-unkilled\" has no killed_by",
+        ),
+        (
+            named("", Kind::Candidate),
+            "variant name \"\": a variant's name must be non-empty",
+        ),
+        (named("a,b", Kind::Candidate), "variant name \"a,b\""),
+        (
+            named("mine", Kind::Candidate).twin("v5.91"),
+            "variant \"mine\" names the twin \"v5.91\", which is not registered: twins are v5.19,",
+        ),
+        (
+            named("mine", Kind::Candidate).twin("v6.0"),
+            "variant \"mine\" names the twin \"v6.0\", which has no gate",
+        ),
+    ];
+    for (v, want) in cases {
+        let e = memcg_flush_model::cli::registry(vec![v]).unwrap_err();
+        assert!(e.contains(want), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
+
 /// clap's errors in one line keep what names the problem.
 #[test]
 fn parse_errors_name_what_is_wrong() {
@@ -285,12 +325,12 @@ fn a_large_custom_configuration_answers_for_itself() {
 /// `plot` without `--out` writes a fresh directory, never docs/figures.
 #[test]
 fn plot_writes_a_fresh_directory_by_default() {
-    let dir = std::env::temp_dir().join(format!("flushcheck-plot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let scratch = tempfile::tempdir().expect("dir");
+    let dir = scratch.path();
     std::fs::create_dir_all(dir.join("flushcheck-figures")).expect("taken");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_flushcheck"))
         .args(["plot", "--rmw-updates", "16"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .expect("plot");
     assert!(
@@ -303,5 +343,25 @@ fn plot_writes_a_fresh_directory_by_default() {
         .expect("ls")
         .next()
         .is_none());
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A closed pipe ends the output quietly, as Unix tools do (`flushcheck
+/// variants | head`): killed by SIGPIPE, no panic on stderr.
+#[test]
+#[cfg(unix)]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flushcheck"))
+        .arg("variants")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("flushcheck");
+    // The reader goes away before the first line is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
 }

@@ -55,12 +55,13 @@ pub fn flushcheck_once(cmd: &str) -> Run {
         .clone()
 }
 
-/// Run `flushcheck` with `args` and parse its standard output as a JSON
-/// array; returns the exit code and the elements.
+/// Run `flushcheck` with `args` (a matrix run with `--json`) and read its
+/// standard output as a matrix document, checked against its schema
+/// (docs/schemas/matrix.json); returns the exit code and the cells.
 pub fn flushcheck_json<S: AsRef<OsStr>>(args: &[S]) -> (i32, Vec<serde_json::Value>) {
     let r = flushcheck(args);
-    let v: serde_json::Value =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stderr));
+    assert!(r.stdout.starts_with('{'), "no JSON on stdout: {}", r.stderr);
+    let v = crate::schemas::data(&r.stdout, "matrix");
     (r.code, v.as_array().expect("a JSON array").clone())
 }
 

@@ -127,7 +127,8 @@ fn run_all(cmds: &[(String, String, i32)]) -> (usize, usize) {
 
 /// The litmus test in `explain`'s output (text, markdown or JSON).
 fn litmus_of(stdout: &str) -> Option<String> {
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(stdout) {
+    if stdout.starts_with('{') {
+        let v = crate::schemas::data(stdout, "counterexample");
         return v["litmus"].as_str().map(String::from);
     }
     let rest = stdout
@@ -191,4 +192,40 @@ fn the_convention_parser_reads_exit_codes() {
             ("explain --variant v6.0".to_string(), 1)
         ]
     );
+}
+
+/// docs/running.md's first table has a row for every subcommand
+/// `flushcheck --help` lists (its measured time and what it does), so a new
+/// command cannot go undocumented there.
+#[test]
+fn running_md_has_a_row_for_every_subcommand() {
+    let help = common::flushcheck(&["--help"]).stdout;
+    let md = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/running.md"))
+        .expect("docs/running.md");
+    let glance: Vec<&str> = md
+        .split("## At a glance")
+        .nth(1)
+        .and_then(|t| t.split("\n## ").next())
+        .expect("the At a glance table")
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .collect();
+    let commands: Vec<&str> = help
+        .split("Commands:")
+        .nth(1)
+        .and_then(|t| t.split("Options:").next())
+        .expect("the command list")
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 15, "{commands:?}");
+    for c in commands {
+        assert!(
+            glance
+                .iter()
+                .any(|row| row.contains(&format!("flushcheck {c}"))),
+            "docs/running.md's first table has no row for `flushcheck {c}`"
+        );
+    }
 }

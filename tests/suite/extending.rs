@@ -60,7 +60,8 @@ fn run_example(exe: PathBuf, args: &[&str]) -> (i32, String) {
 fn the_matrix_judges_variants_written_outside_the_crate() {
     let (code, out) = run(&["--variant", "scaled-trigger,scaled-skip-only", "--json"]);
     assert_eq!(code, 1, "a harmful candidate makes the run fail");
-    let cells: Vec<serde_json::Value> = serde_json::from_str(&out).expect("JSON");
+    let cells = crate::schemas::data(&out, "matrix");
+    let cells = cells.as_array().expect("cells");
     let refuted = ["documented_error_bound", "no_lost_flush_same_schedule"];
     for c in cells
         .iter()

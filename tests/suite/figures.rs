@@ -25,7 +25,8 @@ fn root() -> PathBuf {
 fn committed_figures_and_tables_are_regenerated_exactly() {
     let _figures = crate::common::figures_lock();
     let reg = reg();
-    let dir = std::env::temp_dir().join(format!("flushcheck-figures-{}", std::process::id()));
+    let scratch = tempfile::tempdir().expect("dir");
+    let dir = scratch.path().to_path_buf();
     let args = memcg_flush_model::cli::plot::PlotArgs {
         out: Some(dir.clone()),
         rmw_updates: RMW_UPDATES_PER_CPU,
@@ -63,7 +64,6 @@ fn committed_figures_and_tables_are_regenerated_exactly() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The staleness curves are the closed forms of docs/findings.md:

@@ -343,7 +343,11 @@ impl Crate {
                         .chars()
                         .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
                         .collect();
-                    if ok {
+                    // `$crate::name!`: a `#[macro_export]` macro at the crate
+                    // root calling itself (v6_4_flushers!), not an import.
+                    let root_macro = rest[i + tail.len()..].starts_with('!')
+                        && tail.trim_start_matches(start).split("::").count() == 1;
+                    if ok && !root_macro {
                         let at = src.len() - rest.len() + i;
                         found.push((
                             at,

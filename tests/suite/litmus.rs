@@ -617,7 +617,7 @@ fn the_readme_explain_export_is_in_herd7s_syntax() {
             .output()
             .expect("run flushcheck");
         assert_eq!(out.status.code(), Some(0), "{args:?}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let v = crate::schemas::data(&String::from_utf8_lossy(&out.stdout), "counterexample");
         let litmus = v["litmus"].as_str().expect("a litmus test");
         check_syntax(litmus).unwrap_or_else(|e| panic!("{args:?}: {e}\n{litmus}"));
     }

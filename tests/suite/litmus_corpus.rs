@@ -22,12 +22,13 @@ fn docs_litmus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/litmus")
 }
 
-/// A fresh directory under the system's temporary directory.
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flushcheck-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+/// A fresh directory under the system's temporary directory, removed when
+/// dropped.
+fn temp_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("flushcheck-{tag}-"))
+        .tempdir()
+        .expect("temp dir")
 }
 
 fn files(dir: &Path) -> BTreeMap<String, String> {
@@ -45,9 +46,10 @@ fn files(dir: &Path) -> BTreeMap<String, String> {
 fn the_checked_in_corpus_is_what_the_code_generates() {
     quiet_panics();
     let entries = corpus(Duration::from_secs(120)).expect("the corpus");
-    let dir = temp_dir("corpus");
-    write(&dir, &entries).expect("written");
-    let (made, kept) = (files(&dir), files(&docs_litmus()));
+    let dir_dir = temp_dir("corpus");
+    let dir = dir_dir.path();
+    write(dir, &entries).expect("written");
+    let (made, kept) = (files(dir), files(&docs_litmus()));
     assert_eq!(
         made.keys().collect::<Vec<_>>(),
         kept.keys().collect::<Vec<_>>(),
@@ -62,7 +64,6 @@ fn the_checked_in_corpus_is_what_the_code_generates() {
             check_syntax(text).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 
     // Every finding and fix: the model agrees with LKMM's expected result.
     // A witness's outcome is weak memory only (loom at bound 2, never the
@@ -122,13 +123,14 @@ fn herd7_output_and_headers_are_read() {
 /// `flushcheck litmus` with `args`, herd7 hidden from PATH and the
 /// environment.
 fn litmus(args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
-    let empty = temp_dir("path");
+    let empty_dir = temp_dir("path");
+    let empty = empty_dir.path();
     let mut c = Command::new(env!("CARGO_BIN_EXE_flushcheck"));
     c.arg("litmus")
         .args(args)
         .env_remove("HERD7")
         .env_remove("LKMM")
-        .env("PATH", &empty);
+        .env("PATH", empty);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -186,7 +188,8 @@ fn fake_herd7(answer: &str) -> PathBuf {
 /// A stand-in for herd7 that prints `lines` (one `echo` each; `$n` is
 /// the file's test name) for every test.
 fn fake_herd7_printing(tag: &str, lines: &str) -> PathBuf {
-    let dir = temp_dir(&format!("fake-{tag}"));
+    // Kept: the caller runs it after this returns.
+    let dir = temp_dir(&format!("fake-{tag}")).keep();
     let path = dir.join("herd7");
     let echo: Vec<String> = lines.lines().map(|l| format!("echo \"{l}\"")).collect();
     let script = format!(
@@ -201,7 +204,8 @@ fn fake_herd7_printing(tag: &str, lines: &str) -> PathBuf {
 
 #[test]
 fn check_compares_herd7s_observation_with_each_header() {
-    let lkmm = temp_dir("lkmm");
+    let lkmm_dir = temp_dir("lkmm");
+    let lkmm = lkmm_dir.path();
     std::fs::write(lkmm.join("linux-kernel.cfg"), "").expect("cfg");
     let fake = fake_herd7("Sometimes");
     let dir = docs_litmus();
@@ -251,7 +255,7 @@ fn findings_quote_the_export_as_printed() {
         .output()
         .expect("run flushcheck");
     assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = crate::schemas::data(&String::from_utf8_lossy(&out.stdout), "counterexample");
     let litmus = v["litmus"].as_str().expect("a litmus test");
     let findings =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/findings.md"))
@@ -265,9 +269,11 @@ fn findings_quote_the_export_as_printed() {
 /// `litmus --check` over the one file `text` with a stand-in herd7
 /// printing `lines`.
 fn check_one(tag: &str, text: &str, lines: &str) -> (i32, String) {
-    let lkmm = temp_dir(&format!("lkmm-{tag}"));
+    let lkmm_dir = temp_dir(&format!("lkmm-{tag}"));
+    let lkmm = lkmm_dir.path();
     std::fs::write(lkmm.join("linux-kernel.cfg"), "").expect("cfg");
-    let dir = temp_dir(&format!("one-{tag}"));
+    let dir_dir = temp_dir(&format!("one-{tag}"));
+    let dir = dir_dir.path();
     std::fs::write(dir.join("SB+poonceonces.litmus"), text).expect("file");
     let fake = fake_herd7_printing(tag, lines);
     let (code, out, err) = litmus(

@@ -61,6 +61,7 @@ mod quoted;
 mod read_window;
 mod releases;
 mod rstat_tree;
+mod schemas;
 mod shard;
 mod stateful;
 mod symmetry;

@@ -132,11 +132,21 @@ fn the_default_run_passes_on_one_screen() {
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(lines.len() <= 150, "{} lines", lines.len());
     // The first screen answers the seed's question and lists the findings.
-    let first = lines[..15.min(lines.len())].join("\n");
+    // (16 lines: the answer, its same-schedule caveat, how it was
+    // searched, and the findings.)
+    let first = lines[..16.min(lines.len())].join("\n");
     assert!(first.contains("lose a flush a reader needed?"), "{first}");
     assert!(
         first.contains("no_lost_flush on v6.0: HOLDS")
             && first.contains("exhaustive (DFS, every SC interleaving) on pair"),
+        "{first}"
+    );
+    // The HOLDS is the outcome sense's: the next line says v6.0 refutes
+    // the same-schedule sense, as the cells show.
+    assert!(
+        first.contains(
+            "(in the outcome sense; in the same-schedule sense v6.0 does lose one: no_lost_flush_same_schedule VIOLATED here"
+        ),
         "{first}"
     );
     for f in memcg_flush_model::protocol::findings::all() {
@@ -174,6 +184,15 @@ fn the_default_run_passes_on_one_screen() {
         .iter()
         .find(|l| l.starts_with("lifetime: "))
         .expect("the lifetime summary line");
+    // The cell counts the README and docs/running.md quote are this run's.
+    let count = |l: &str| l.split_whitespace().find_map(|w| w.parse::<usize>().ok());
+    let (nf, nl) = (count(flush).unwrap(), count(life).unwrap());
+    let quoted = format!("{nf} flush cells and {nl} lifetime cells");
+    for doc in ["README.md", "docs/running.md"] {
+        let text =
+            std::fs::read_to_string(format!("{}/{doc}", env!("CARGO_MANIFEST_DIR"))).expect("doc");
+        assert!(text.contains(&quoted), "{doc} does not say \"{quoted}\"");
+    }
     for s in [flush, life] {
         for part in [
             "must-hold violations 0",

@@ -38,6 +38,12 @@
 //! <!-- output (not checked: 5 min, the default run): flushcheck ARGS -->
 //! ```
 //!
+//! These are the project's snapshot tests, with the docs as the snapshots:
+//! a reader sees the output the test pins. insta or trycmd (considered for
+//! issue 42) would keep a second copy of each output in snapshot files and
+//! need filters for what varies between runs (times, the std backend's
+//! counts), which the normalisations above are.
+//!
 //! Quoted commands must be cheap: together they run in well under a
 //! minute on two cores. Each command's time is printed (run with
 //! `--nocapture` to see it).

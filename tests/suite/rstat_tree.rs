@@ -237,7 +237,7 @@ fn bench_barrier_reports_the_four_tree_variants() {
         "--json",
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let rows: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let rows = crate::schemas::data(&out.stdout, "bench-barrier");
     let rows = rows.as_array().expect("rows");
     assert_eq!(rows.len(), 2);
     for r in rows {

@@ -23,8 +23,8 @@ const BASE: &[&str] = &[
 fn merged_shards_equal_the_unsplit_search() {
     let (code, whole) = json(BASE);
     assert_eq!(code, 0);
-    let dir = std::env::temp_dir().join(format!("flushcheck-shards-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let mut files = Vec::new();
     for i in 0..3 {
         let shard = format!("{i}/3");
@@ -39,8 +39,7 @@ fn merged_shards_equal_the_unsplit_search() {
     args.extend(files.iter().map(|f| f.display().to_string()));
     let out = common::flushcheck(&args);
     assert_eq!(Some(out.code), Some(0), "{}", out.stderr);
-    let merged: Vec<Value> = serde_json::from_str::<Value>(&out.stdout)
-        .unwrap()
+    let merged: Vec<Value> = crate::schemas::data(&out.stdout, "matrix")
         .as_array()
         .unwrap()
         .clone();
@@ -70,7 +69,6 @@ fn merged_shards_equal_the_unsplit_search() {
     }
     let killer = whole.iter().find(|c| c["kind"] == "mutant").unwrap();
     assert_eq!(killer["verdict"], "violated", "{killer}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -86,14 +84,11 @@ fn a_missing_shard_makes_the_merge_inconclusive() {
         "--shard",
         "0/2",
     ]);
-    let f = std::env::temp_dir().join(format!(
-        "flushcheck-shard-missing-{}.json",
-        std::process::id()
-    ));
-    std::fs::write(&f, serde_json::to_vec(&part).unwrap()).unwrap();
-    let out = common::flushcheck(&["merge", "--json", f.to_str().unwrap()]);
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), serde_json::to_vec(&part).unwrap()).unwrap();
+    let out = common::flushcheck(&["merge", "--json", f.path().to_str().unwrap()]);
     assert_eq!(Some(out.code), Some(1));
-    let merged: Value = serde_json::from_str(&out.stdout).unwrap();
+    let merged = crate::schemas::data(&out.stdout, "matrix");
     for c in merged.as_array().unwrap() {
         // A violation found by one shard needs no other shard: C1 is
         // refuted for v6.0 by shard 0 alone.
@@ -110,7 +105,6 @@ fn a_missing_shard_makes_the_merge_inconclusive() {
             "{c}"
         );
     }
-    let _ = std::fs::remove_file(&f);
 }
 
 #[test]

@@ -6,6 +6,19 @@
 //!
 //! The suite is a handful of hand-picked configurations; fuzzing asks
 //! whether anything in a wider box breaks a property the suite says holds.
+//!
+//! Why not proptest's strategies and shrinking (considered for issue 42):
+//! - a configuration is drawn by its number alone ([`draw()`]: splitmix64 of
+//!   (seed, k)), so a report's "configuration k of seed S" is drawn again
+//!   without the k - 1 before it; proptest's runner draws from one stream;
+//! - each shrink candidate is a model-checking search (a tenth of a second
+//!   to seconds), under a time budget: the shrink tries named one-step
+//!   neighbours fewest threads first ([`neighbours()`]) and reports each
+//!   accepted step ("cpus 3 -> 2"); proptest's value trees shrink field
+//!   by field by binary search, which on ranges of 1 to 3 saves no
+//!   search, and name no step;
+//! - the fuzzer is a subcommand, not a test: proptest would be a
+//!   dependency of the binary for some 240 lines it would not shorten.
 
 use std::collections::{BTreeSet, HashSet};
 use std::time::{Duration, Instant};

@@ -11,9 +11,23 @@
 //! threshold and the magnitude skipped since the threshold's last reset.
 //!
 //! Every update of ghost state declares its footprint to the exhaustive
-//! search ([`crate::explore::dfs`]) under one of the locations below, so
+//! search (`explore::dfs`) under one of the locations below, so
 //! that the sleep-set reduction never swaps two steps whose ghost effects
 //! do not commute.
+//!
+//! # What is stable
+//!
+//! A property's check reads ghost state through [`crate::observe::
+//! properties::Ctx::ghost`], a shared reference. Its read side is stable:
+//! the public fields of [`Ghost`], [`Domain`] and [`Section`], and the
+//! methods [`Ghost::written_total`], [`Ghost::staleness`],
+//! [`Ghost::gated`], [`Ghost::split`], [`Ghost::skipped`],
+//! [`Ghost::resets`], [`Ghost::stale_ticks`], [`Ghost::in_section`],
+//! [`Ghost::gate_read`] and [`Ghost::read_all`] (which a check reading
+//! per-CPU ghost data calls, docs/extending.md section 6). The update side
+//! (building the state from observations, the footprint locations, the
+//! exhaustive search's digests) is the monitors' own, hidden from these
+//! docs and unstable.
 
 mod domain;
 mod sym;
@@ -29,20 +43,28 @@ use crate::vocab::obs::Actor;
 pub use domain::{Domain, Happened, Section};
 
 /// Every update's running sum (commutative adds).
+#[doc(hidden)]
 pub const G_WRITTEN: GhostLoc = 1;
 /// The aggregates as flushers write them.
+#[doc(hidden)]
 pub const G_AGG: GhostLoc = 2;
 /// The threshold domains' split: counted and skipped since the last reset.
+#[doc(hidden)]
 pub const G_THR: GhostLoc = 3;
 /// Flush sections: who is inside, who has walked.
+#[doc(hidden)]
 pub const G_SECTION: GhostLoc = 4;
 /// Abstract time: now, stamps and what the aggregate accounts for.
+#[doc(hidden)]
 pub const G_TIME: GhostLoc = 5;
 /// A twin gate's thresholds.
+#[doc(hidden)]
 pub const G_TWIN: GhostLoc = 6;
 /// Per CPU: the residues (`+ cpu`).
+#[doc(hidden)]
 pub const G_RESIDUE: GhostLoc = 100;
 /// Per CPU: a twin gate's per-CPU counters (`+ cpu`).
+#[doc(hidden)]
 pub const G_TWIN_CPU: GhostLoc = 200;
 
 /// Per-execution ghost state.
@@ -120,6 +142,7 @@ impl std::hash::Hash for Ghost {
 
 impl Ghost {
     /// Fresh ghost state for `cfg`.
+    #[doc(hidden)]
     pub fn new(cfg: &Config) -> Self {
         let (cpus, memcgs) = (cfg.cpus, cfg.memcgs());
         let grid = || vec![vec![0; cpus]; memcgs];

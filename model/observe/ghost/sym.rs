@@ -12,6 +12,7 @@ impl Ghost {
     /// Everything of the ghost state that belongs to CPU `c`: its running
     /// sums, what walks read of it, its stamps, the bits of the open
     /// sections' walks on its counters, and its entries in every domain.
+    #[doc(hidden)]
     pub fn digest_cpu(&self, c: usize, mut h: &mut dyn Hasher) {
         for m in 0..self.written.len() {
             (self.written[m][c], self.seen[m][c], self.lost[m][c]).hash(&mut h);
@@ -35,6 +36,7 @@ impl Ghost {
     /// The rest of the ghost state, CPU `c` written as `rename[c]`: the
     /// aggregates, the open sections (who, where, stamped), the folds
     /// pending, abstract time, and each domain's counts.
+    #[doc(hidden)]
     pub fn digest_renamed(&self, rename: &[usize], mut h: &mut dyn Hasher) {
         self.agg.hash(&mut h);
         self.open.len().hash(&mut h);

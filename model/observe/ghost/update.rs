@@ -70,6 +70,7 @@ impl Ghost {
     }
 
     /// Apply one observation; returns what coverage should count.
+    #[doc(hidden)]
     pub fn observe(&mut self, actor: Actor, obs: &Obs, timed: bool) -> Happened {
         let mut h = Happened::default();
         match *obs {

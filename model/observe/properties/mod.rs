@@ -26,38 +26,57 @@ pub use hooks::{At, Ctx, LifeAt, LifeCtx};
 /// Every property, file by file, in report order.
 pub static ALL: &[&[&Def]] = &[flush::DEFS, bounds::DEFS, claims::DEFS, lifetime::DEFS];
 
-/// Properties defined outside the crate (crate::cli::main_with_properties),
-/// after the crate's own.
-static EXTRA: std::sync::OnceLock<Vec<&'static Def>> = std::sync::OnceLock::new();
+/// Properties defined outside the crate ([`register`]), after the crate's
+/// own, in the order registered.
+static EXTRA: std::sync::RwLock<Vec<&'static Def>> = std::sync::RwLock::new(Vec::new());
 
-/// Add `defs` to the registry, once per process, before any run: a
-/// researcher's own properties, judged like the crate's. The error names a
-/// clash with a property already known.
+/// The properties registered so far from outside the crate.
+fn extra() -> Vec<&'static Def> {
+    EXTRA.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Add `defs` to the registry, so that every run from now on judges them
+/// like the crate's own: a researcher's properties
+/// (`cli::main_with_properties`, `testing::Check::property`).
+/// Idempotent: a definition already registered (the same `static`) is
+/// left as it is, so each `#[test]` of a crate may register what it
+/// uses. The error names a definition whose name is empty, or is taken by
+/// another property (the crate's, or another definition registered
+/// before).
 pub fn register(defs: Vec<&'static Def>) -> Result<(), String> {
-    for d in &defs {
-        if ALL.iter().flat_map(|f| f.iter()).any(|x| x.name == d.name)
-            || defs.iter().filter(|x| x.name == d.name).count() > 1
-        {
+    let mut extra = EXTRA.write().unwrap_or_else(|e| e.into_inner());
+    for d in defs {
+        if d.name.trim().is_empty() || d.name.contains([',', ' ']) {
             return Err(format!(
-                "property {:?} is already defined: give it another name",
+                "property {:?}: a property's name must be non-empty, without spaces or commas (it is given to --property)",
                 d.name
             ));
         }
+        let known = ALL.iter().flat_map(|f| f.iter()).chain(extra.iter());
+        if known.into_iter().any(|x| std::ptr::eq(*x, d)) {
+            continue;
+        }
+        let builtin = ALL.iter().flat_map(|f| f.iter()).any(|x| x.name == d.name);
+        if builtin || extra.iter().any(|x| x.name == d.name) {
+            return Err(format!(
+                "property {:?} is already defined{}: give it another name",
+                d.name,
+                if builtin { " by the crate" } else { "" }
+            ));
+        }
+        extra.push(d);
     }
-    EXTRA
-        .set(defs)
-        .map_err(|_| "properties can be registered once per process".to_string())
+    Ok(())
 }
 
 /// The registry: every property, looked up by name.
 impl Property {
     /// Every property, in report order.
     pub fn all() -> impl Iterator<Item = Property> {
-        let extra: &'static [&'static Def] = EXTRA.get().map_or(&[], |v| v.as_slice());
         ALL.iter()
-            .flat_map(|file| file.iter())
-            .chain(extra.iter())
-            .map(|d| Property::of(d))
+            .flat_map(|file| file.iter().copied())
+            .chain(extra())
+            .map(Property::of)
     }
 
     /// The properties of `family`'s monitor.

@@ -141,10 +141,30 @@ pub fn memcg_rstat_updated<P: Platform, M: Memcontrol + ?Sized>(
 /// The overrides of v6.4's flushers and ratelimited reader, shared by
 /// [`V6_4`] and its twin [`NoSkip`]: a variant of v6.4 writes
 /// `memcg_flush_model::v6_4_flushers!();` in its `impl Memcontrol`
-/// (docs/extending.md, section 3) and overrides the rest.
+/// (docs/extending.md, section 9) for all three and overrides the rest, or
+/// names the ones it keeps and writes its own of the others:
+///
+/// ```text
+/// impl Memcontrol for MyV6_4 {
+///     memcg_flush_model::v6_4_flushers!(__mem_cgroup_flush_stats, flush_memcg_stats_dwork);
+///     fn mem_cgroup_flush_stats_delayed<P: Platform>(&self, mm: &State<P>, memcg: u8) -> bool {
+///         // the change to the ratelimited reader
+///     }
+/// }
+/// ```
 #[macro_export]
 macro_rules! v6_4_flushers {
     () => {
+        $crate::v6_4_flushers!(
+            __mem_cgroup_flush_stats,
+            flush_memcg_stats_dwork,
+            mem_cgroup_flush_stats_delayed
+        );
+    };
+    ($($name:ident),+ $(,)?) => {
+        $($crate::v6_4_flushers!(@one $name);)+
+    };
+    (@one __mem_cgroup_flush_stats) => {
         /// `do_flush_stats()`, the name v6.4 gives
         /// `__mem_cgroup_flush_stats()`.
         fn __mem_cgroup_flush_stats<P: $crate::vocab::Platform>(
@@ -153,7 +173,8 @@ macro_rules! v6_4_flushers {
         ) -> bool {
             $crate::protocol::global::v6_4::do_flush_stats(self, mm)
         }
-
+    };
+    (@one flush_memcg_stats_dwork) => {
         /// `flush_memcg_stats_dwork()`: "Always flush here so that flushing
         /// in latency-sensitive paths is as cheap as possible" (the
         /// threshold is ignored), but through `do_flush_stats()`, so the
@@ -164,7 +185,8 @@ macro_rules! v6_4_flushers {
         ) {
             $crate::protocol::global::v6_4::do_flush_stats(self, mm);
         }
-
+    };
+    (@one mem_cgroup_flush_stats_delayed) => {
         /// `mem_cgroup_flush_stats_ratelimited()`, the name v6.4 gives
         /// `mem_cgroup_flush_stats_delayed()`.
         fn mem_cgroup_flush_stats_delayed<P: $crate::vocab::Platform>(

@@ -30,3 +30,39 @@ fn never_counting_loses_a_flush() {
 fn never_counting_fails_assert_holds() {
     small(Check::new(never_counts())).run().assert_holds();
 }
+
+fn never_violated(
+    _: &memcg_flush_model::observe::properties::Ctx,
+    _: &memcg_flush_model::observe::properties::At,
+) -> Option<String> {
+    None
+}
+
+/// A property of one's own that was never registered is judged by no
+/// search; the failure says how to register it.
+#[test]
+fn an_unregistered_property_says_how_to_register_it() {
+    use memcg_flush_model::observe::coverage::Event;
+    use memcg_flush_model::observe::property::{Check as Monitor, Def};
+    static UNREGISTERED: Def = Def::new(
+        "outside_unregistered",
+        "a property no check registers",
+        Event::ReadDuringFlush,
+        Monitor::Flush(never_violated),
+    );
+    let failed = std::panic::catch_unwind(|| {
+        small(Check::new(restated()))
+            .properties(&[Property::of(&UNREGISTERED)])
+            .run()
+            .assert_holds()
+    });
+    let message = failed.expect_err("assert_holds must fail");
+    let message = message
+        .downcast_ref::<String>()
+        .expect("a formatted message");
+    assert!(
+        message.contains("no search judged [outside_unregistered]")
+            && message.contains("Check::property(&DEF)"),
+        "{message}"
+    );
+}
