@@ -15,7 +15,6 @@ use crate::guest::{self, cache, console, probe, qemu, Accel, Initrd, Kernel};
 use crate::oracle::spec::scenarios;
 use crate::oracle::{judge, Observation, Row, Verdict};
 
-use super::args::print_json;
 use super::kernels_table::count;
 pub use super::kernels_table::{summary, table, Outcome};
 
@@ -134,10 +133,13 @@ pub fn kernels(a: &KernelsArgs) -> Result<ExitCode, String> {
     let boot_failed = outcomes.iter().any(|o| o.error.is_some());
     let elapsed = t0.elapsed();
     if a.json {
-        print_json(&serde_json::json!({
-            "boots": outcomes,
-            "seconds": elapsed.as_secs_f64(),
-        }))?;
+        super::args::print_doc(
+            "kernels",
+            &serde_json::json!({
+                "boots": outcomes,
+                "seconds": elapsed.as_secs_f64(),
+            }),
+        )?;
     } else if a.markdown {
         print!("{}", super::kernels_table::markdown(&outcomes));
     } else {
@@ -684,7 +686,7 @@ fn plan(a: &KernelsArgs) -> Result<ExitCode, String> {
         }
     }
     if a.json {
-        print_json(&serde_json::json!({ "plans": rows }))?;
+        super::args::print_doc("kernels-plan", &serde_json::json!({ "plans": rows }))?;
     }
     Ok(ExitCode::SUCCESS)
 }

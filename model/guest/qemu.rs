@@ -126,45 +126,45 @@ pub fn kvm_opens() -> bool {
 }
 
 /// Boot `b` and capture its console. With [`Accel::Auto`], the first boot
-/// of the process tries KVM (if `/dev/kvm` opens) and decides for the rest.
+/// of the process tries KVM (if `/dev/kvm` opens) and decides for the rest;
+/// boots that start meanwhile (`--jobs`) wait for that decision.
 pub fn boot(b: &Boot) -> Result<Booted, String> {
     let accel = match b.accel {
         Accel::Auto => {
-            let decided = *DECIDED.lock().unwrap_or_else(|e| e.into_inner());
-            match decided {
+            let mut decided = DECIDED.lock().unwrap_or_else(|e| e.into_inner());
+            match *decided {
                 Some(a) => a,
-                None if kvm_opens() => Accel::Kvm,
-                None => Accel::Tcg,
+                None if !kvm_opens() => {
+                    *decided = Some(Accel::Tcg);
+                    Accel::Tcg
+                }
+                None => {
+                    // This boot decides, holding the lock.
+                    let first = run(b, Accel::Kvm)?;
+                    if first.console.contains(HELLO) && !first.console.contains(KVM_DEAD) {
+                        *decided = Some(Accel::Kvm);
+                        return Ok(first);
+                    }
+                    *decided = Some(Accel::Tcg);
+                    drop(decided);
+                    let why = first
+                        .console
+                        .lines()
+                        .rev()
+                        .find(|l| l.contains(QEMU) || l.contains(KVM_DEAD))
+                        .unwrap_or("no probe output")
+                        .trim()
+                        .to_string();
+                    let mut second = run(b, Accel::Tcg)?;
+                    second.fell_back = Some(why);
+                    second.elapsed += first.elapsed;
+                    return Ok(second);
+                }
             }
         }
         a => a,
     };
-    let first = run(b, accel)?;
-    if b.accel != Accel::Auto || accel == Accel::Tcg {
-        if b.accel == Accel::Auto {
-            *DECIDED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Accel::Tcg);
-        }
-        return Ok(first);
-    }
-    let mut decided = DECIDED.lock().unwrap_or_else(|e| e.into_inner());
-    if decided.is_some() || first.console.contains(HELLO) && !first.console.contains(KVM_DEAD) {
-        *decided = Some(Accel::Kvm);
-        return Ok(first);
-    }
-    *decided = Some(Accel::Tcg);
-    drop(decided);
-    let why = first
-        .console
-        .lines()
-        .rev()
-        .find(|l| l.contains(QEMU) || l.contains(KVM_DEAD))
-        .unwrap_or("no probe output")
-        .trim()
-        .to_string();
-    let mut second = run(b, Accel::Tcg)?;
-    second.fell_back = Some(why);
-    second.elapsed += first.elapsed;
-    Ok(second)
+    run(b, accel)
 }
 
 /// The qemu command line of `b` under `accel`.

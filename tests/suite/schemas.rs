@@ -187,6 +187,8 @@ fn every_schema_parses_and_uses_only_implemented_keywords() {
             "exhaustive",
             "exhaustive-growth",
             "fuzz",
+            "kernels",
+            "kernels-plan",
             "matrix",
             "perf",
             "variants"
@@ -233,6 +235,11 @@ fn every_json_output_fits_its_schema() {
             "bench --fixes --finding c1-bound --threads 1 --updates 2048 --reps 1 --json",
         ),
         ("perf", "perf --seeds 1 --no-growth --budget 1 --json"),
+        ("kernels", "kernels --from tests/consoles --kernel 7.3 --json"),
+        (
+            "kernels-plan",
+            "kernels --plan --kernel 7.3.4+deb13-amd64 --cpus 1,2 --json",
+        ),
     ];
     for (kind, cmd) in runs {
         let args: Vec<&str> = cmd.split_whitespace().collect();
