@@ -164,3 +164,26 @@ pub fn reproducer_k1(release: &str, cpus: usize) -> Result<Option<usize>, String
     }
     Ok(best.map(|(from, to)| from + (to - from - 1) / 2))
 }
+
+/// The releases and CPU counts the C reproducer's own table covers: every
+/// kernel of the project's `all` set with anonymous mTHP (6.12 on), 1 to 4
+/// CPUs.
+pub const TABLE_RELEASES: [&str; 9] = [
+    "6.12", "6.16", "6.17", "6.18", "6.19", "7.0", "7.1", "7.2", "7.3",
+];
+
+/// The C reproducer's `k1_table` as the model computes it (the lines
+/// between its `BEGIN k1_table` and `END k1_table` markers).
+pub fn c_table() -> Result<String, String> {
+    let mut out = String::new();
+    for r in TABLE_RELEASES {
+        let mut cells = Vec::new();
+        for cpus in 1..=4 {
+            let k1 = reproducer_k1(r, cpus)?
+                .ok_or_else(|| format!("no k1 shows the loss for {r} at {cpus} CPUs"))?;
+            cells.push(format!("{{ \"{r}\", {cpus}, {k1} }}"));
+        }
+        out.push_str(&format!("\t{},\n", cells.join(", ")));
+    }
+    Ok(out)
+}

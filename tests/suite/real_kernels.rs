@@ -326,3 +326,18 @@ fn the_docs_tables_are_the_recorded_boots() {
         "docs/real-kernels.md section 4: regenerate with `flushcheck kernels --from tests/consoles --markdown`"
     );
 }
+
+/// The C reproducer's k1 table is the model's (`oracle::plan::c_table`):
+/// a maintainer who runs it without `-k` gets the k1 CI ran with.
+#[test]
+fn the_reproducers_table_is_the_models() {
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reproducers/test_c12_skew.c"),
+    )
+    .unwrap();
+    let begin = "\t/* BEGIN k1_table */\n";
+    let from = src.find(begin).unwrap() + begin.len();
+    let to = src.find("\t/* END k1_table */").unwrap();
+    let want = memcg_flush_model::oracle::plan::c_table().unwrap();
+    assert_eq!(&src[from..to], want, "the table should read:\n{want}");
+}
