@@ -79,7 +79,8 @@ pub struct KernelsArgs {
     /// break's loss per boot (docs/real-kernels.md, section 4, is this).
     #[arg(long)]
     pub markdown: bool,
-    /// Write each boot's raw console to `DIR/<kernel>-<cpus>.txt`.
+    /// Write each boot's raw console to `DIR/<kernel>-<cpus>.txt` (a boot
+    /// that went wrong and was retried to `DIR/retried/`).
     #[arg(long, value_name = "DIR", conflicts_with = "from")]
     pub save: Option<PathBuf>,
     /// Judge the consoles saved in DIR (`--save`) instead of booting.
@@ -276,6 +277,16 @@ fn boot_with_retries(
             a.retries
         );
         earlier.push(why);
+        if let Some(dir) = &a.save {
+            // The boot that went wrong is kept apart, for its diagnosis.
+            let stem = format!("{}-{n}", k.name);
+            let kept = dir.join("retried");
+            let _ = std::fs::create_dir_all(&kept);
+            let _ = std::fs::rename(
+                dir.join(format!("{stem}.txt")),
+                kept.join(format!("{stem}-{}.txt", earlier.len())),
+            );
+        }
         o = boot_one(a, k, n, initrd, names, &repro)?;
     }
     o.retried = earlier;

@@ -346,6 +346,8 @@ impl Replay<'_> {
         // Flushes already accounted for: a gate's or the periodic work's
         // own rstat flush, by pid.
         let mut own_flush: BTreeMap<u32, u8> = BTreeMap::new();
+        // Tasks running the periodic work whose flush has not begun yet.
+        let mut periodic: std::collections::BTreeSet<u32> = Default::default();
         let mut pending_read: Option<usize> = None;
         let begin = if global { 0 } else { from };
         let at = |e: &Event, i: usize| {
@@ -410,20 +412,11 @@ impl Replay<'_> {
                     }
                 }
                 Ev::Dwork => {
-                    // The periodic work: a forced flush of the root, if its
-                    // rstat flush follows (6.1's trylock can lose).
-                    let flushes = next_of_pid(events, i, to, e.pid).is_some_and(|j| {
-                        matches!(
-                            events[j].ev,
-                            Ev::Rstat { .. } | Ev::FlushEntered | Ev::Gate { force: true, .. }
-                        )
-                    });
-                    if flushes {
-                        Std::set_actor(Actor::Periodic);
-                        proto.periodic();
-                        flush_values(&charged, &mut shown, 0);
-                        own_flush.insert(e.pid, 0);
-                    }
+                    // The periodic work: its flush happens at its rstat
+                    // flush (below), not here: updates made meanwhile on
+                    // other CPUs come before it (and 6.1's trylock can lose,
+                    // leaving no flush at all).
+                    periodic.insert(e.pid);
                 }
                 Ev::Gate { force: true, .. } => {}
                 Ev::Gate {
@@ -521,7 +514,7 @@ impl Replay<'_> {
                     // 6.1: a gate passed that the trace did not see (one
                     // inlined into a caller other than memory.stat's): the
                     // model's gate must pass too.
-                    if !global || own_flush.contains_key(&e.pid) {
+                    if !global || own_flush.contains_key(&e.pid) || periodic.contains(&e.pid) {
                         continue;
                     }
                     Std::set_actor(Actor::Reader(1));
@@ -546,6 +539,14 @@ impl Replay<'_> {
                     let Some(&m) = tree.by_id.get(id) else {
                         continue;
                     };
+                    if periodic.remove(&e.pid) {
+                        // The periodic work's flush of the root, as it begins
+                        // (it visits CPU 0 first).
+                        Std::set_actor(Actor::Periodic);
+                        proto.periodic();
+                        flush_values(&charged, &mut shown, 0);
+                        continue;
+                    }
                     if let Some(g) = own_flush.remove(&e.pid) {
                         if g == m || g == 0 || global {
                             continue;
