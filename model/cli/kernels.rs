@@ -153,6 +153,22 @@ pub fn kernels(a: &KernelsArgs) -> Result<ExitCode, String> {
                 o.error.as_deref().unwrap_or("")
             );
         }
+        for o in &outcomes {
+            if let Some(l) = &o.loss {
+                println!(
+                    "the early break's loss on {} at {}: the parent shows {} of the {} pages its \
+                     child shows, {}",
+                    l.release,
+                    count(l.cpus, "vCPU"),
+                    l.parent,
+                    l.child,
+                    l.lasted_ms.map_or(
+                        format!("still short after {} ms", l.watched_ms),
+                        |ms| format!("for {ms} ms (until the periodic flush)")
+                    )
+                );
+            }
+        }
         for o in outcomes.iter().filter(|o| !o.retried.is_empty()) {
             println!(
                 "boot {} at {} was retried: {}",
