@@ -335,7 +335,10 @@ impl Crate {
             for start in ["crate::", "super::", "self::"] {
                 let mut rest = src.as_str();
                 while let Some(i) = rest.find(start) {
-                    let ok = rest[..i]
+                    // Judge the character before the match in the whole
+                    // source: `rest` starts mid-path after a `super::`, so
+                    // `super::super::a` would otherwise count twice.
+                    let ok = src[..src.len() - rest.len() + i]
                         .chars()
                         .last()
                         .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
