@@ -11,6 +11,7 @@ use crate::report::litmus::herd as litmus_herd;
 use crate::report::litmus::judge;
 
 pub mod corpus;
+mod edit;
 pub mod findings;
 pub mod found;
 pub mod trigger;

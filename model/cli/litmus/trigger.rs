@@ -15,9 +15,9 @@ use crate::report::litmus::prog::{Instr, Observation};
 use crate::report::litmus::program;
 
 use super::corpus::{wrapped, Entry};
+use super::edit::{insert_after, insert_after_first, reads_atomic, stores};
 use super::findings::{
-    finding, insert_after, insert_after_first, lkmm, loom_execution_with, loom_verdict, parse,
-    reads_atomic, sliced_witness, stores, Kind, Lkmm,
+    finding, lkmm, loom_execution_with, loom_verdict, parse, sliced_witness, Kind, Lkmm,
 };
 
 use Observation::{Never, Sometimes};
