@@ -389,13 +389,24 @@ pub fn program(name: &str, steps: &[Step], release: &Release) -> Result<Program,
     let ranked = sc_ranked(&accs);
     let mut chosen: Vec<(usize, bool)> = Vec::new();
     let mut best: Option<Program> = None;
-    let fits = |trial: &[(usize, bool)], best: &mut Option<Program>| -> Result<bool, String> {
-        let prog = sliced(name, &accs, sc_slice(&ranked, trial), &fin, &arm, release)?;
-        let ok = prog.candidates() <= MAX_CANDIDATES || best.is_none();
-        if ok {
-            *best = Some(prog);
+    // A choice whose test cannot be written (no load left for `exists`,
+    // an access with no faithful statement) is skipped; the last such
+    // reason is the error if no choice can be.
+    let mut why: Option<String> = None;
+    let mut fits = |trial: &[(usize, bool)], best: &mut Option<Program>| -> bool {
+        match sliced(name, &accs, sc_slice(&ranked, trial), &fin, &arm, release) {
+            Ok(prog) => {
+                let ok = prog.candidates() <= MAX_CANDIDATES || best.is_none();
+                if ok {
+                    *best = Some(prog);
+                }
+                ok
+            }
+            Err(e) => {
+                why = Some(e);
+                false
+            }
         }
-        Ok(ok)
     };
     for k in 0..ranked.len() {
         if chosen.len() == MAX_VARIABLES {
@@ -403,20 +414,21 @@ pub fn program(name: &str, steps: &[Step], release: &Release) -> Result<Program,
         }
         let mut trial = chosen.clone();
         trial.push((k, false));
-        if fits(&trial, &mut best)? {
+        if fits(&trial, &mut best) {
             chosen = trial;
         }
     }
     for c in 0..chosen.len() {
         let mut trial = chosen.clone();
         trial[c].1 = true;
-        if fits(&trial, &mut best)? {
+        if fits(&trial, &mut best) {
             chosen = trial;
         }
     }
-    match best {
-        Some(prog) => lost(&prog, "the slice"),
-        None => Err(
+    match (best, why) {
+        (Some(prog), _) => lost(&prog, "the slice"),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(
             "not exported as a litmus test: no two threads of the trace communicate \
              through shared memory"
                 .into(),
