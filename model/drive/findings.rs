@@ -249,6 +249,7 @@ fn skip_trace(
         property: Property::DocumentedErrorBound,
         backend: b.id().to_string(),
         family: variant.family,
+        release: variant.release.name.into(),
         cfg: cfg.clone(),
         violation: format!(
             "reader 0's flush was skipped for the one in progress and it read {stale} of {} pages stale",
@@ -368,6 +369,7 @@ fn triggered_trace(
                     property: Property::NoLostFlush,
                     backend: BackendName::Loom.name().into(),
                     family: variant.family,
+                    release: variant.release.name.into(),
                     cfg: cfg.clone(),
                     violation: format!(
                         "reader 0's gate fired and it flushed, then read {read} of the {} \

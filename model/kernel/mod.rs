@@ -28,6 +28,7 @@
 pub mod atomic;
 pub mod barrier;
 pub mod lock;
+pub mod marking;
 pub mod percpu;
 pub mod rcu;
 pub mod time;

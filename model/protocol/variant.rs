@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::explore::BackendName;
+use crate::kernel::marking::{self, Release};
 use crate::observe::property::Property;
 use crate::observe::twin::Gate;
 use crate::protocol::lifetime::wing::LifeModel;
@@ -162,6 +163,10 @@ pub struct Variant {
     /// Whether it runs only on the reader-flag RCU (a defect of the RCU
     /// implementation that crossbeam-epoch cannot carry).
     pub flag_rcu_only: bool,
+    /// How the kernel release it stands for marks each access (the litmus
+    /// export's table, [`crate::kernel::marking`]): by default v5.19-v6.7's
+    /// for the global family, v6.8's for the per-memcg one.
+    pub release: &'static Release,
 }
 
 impl fmt::Debug for Variant {
@@ -229,6 +234,7 @@ impl Variant {
             updated_tree: None,
             loom_cap: None,
             flag_rcu_only: false,
+            release: &marking::GLOBAL,
         }
     }
 
@@ -244,6 +250,9 @@ impl Variant {
     pub fn per_memcg(mut self, trigger: fn(&Config) -> i64) -> Self {
         self.family = Family::PerMemcg;
         self.trigger = Some(trigger);
+        if std::ptr::eq(self.release, &marking::GLOBAL) {
+            self.release = &marking::V6_8;
+        }
         self
     }
 
@@ -329,6 +338,13 @@ impl Variant {
     /// pair if `barrier_pair`.
     pub fn updated_tree(mut self, barrier_pair: bool) -> Self {
         self.updated_tree = Some(barrier_pair);
+        self
+    }
+
+    /// The release table its litmus exports mark accesses by (see
+    /// [`Variant::release`]).
+    pub fn release(mut self, release: &'static Release) -> Self {
+        self.release = release;
         self
     }
 

@@ -20,6 +20,10 @@ pub struct Counterexample {
     /// The variant's family, which picks the trace's legend.
     #[serde(default = "global")]
     pub family: Family,
+    /// The release table the litmus export marks accesses by
+    /// ([`crate::kernel::marking`]; empty: the family's default).
+    #[serde(default)]
+    pub release: String,
     /// Configuration.
     pub cfg: Config,
     /// The violation, starting with the property's name.
@@ -66,7 +70,16 @@ impl Counterexample {
         use crate::report::litmus;
         let name = format!("flushcheck-{}-{}", self.variant, self.property).replace('.', "_");
         // A trace touching many variables is sliced to its race.
-        litmus::export(&name, &self.steps)
+        litmus::export(&name, &self.steps, self.marking())
+    }
+
+    /// The release table the litmus export marks this trace's accesses by.
+    pub fn marking(&self) -> &'static crate::kernel::marking::Release {
+        use crate::kernel::marking;
+        marking::by_name(&self.release).unwrap_or(match self.family {
+            Family::Global => &marking::GLOBAL,
+            _ => &marking::V6_8,
+        })
     }
 
     /// The same counterexample with kernel identifiers in its trace

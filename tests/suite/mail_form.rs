@@ -23,6 +23,7 @@ fn prose(text: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let mut in_cmd = false;
     let mut in_litmus = false;
+    let mut in_exists = false;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
         if t.starts_with("$ ") {
@@ -37,7 +38,10 @@ fn prose(text: &str) -> Vec<(usize, &str)> {
             in_litmus = true;
         }
         if in_litmus {
-            in_litmus = !line.starts_with("exists");
+            // The exists clause may go on over lines; it ends at ')'.
+            in_exists |= line.starts_with("exists");
+            in_litmus = !(in_exists && line.trim_end().ends_with(')'));
+            in_exists &= in_litmus;
             continue;
         }
         out.push((i + 1, line));

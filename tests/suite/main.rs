@@ -47,6 +47,7 @@ mod later_versions;
 mod lifetime;
 mod litmus;
 mod litmus_corpus;
+mod litmus_marking;
 mod lkmm_shapes;
 mod loom_gap;
 mod loom_suite;

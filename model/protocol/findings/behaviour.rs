@@ -10,12 +10,17 @@ use super::configs::*;
 
 use super::{releases, Candidate, Claim, Class, Expected, Finding, Shown, Witness};
 
-const TREE_MB_V6_8: &str = "Revert d8ef4b38cb69 (re-apply 9a9e97b2f1f2), ported to v6.8-v6.14: \
-     in cgroup_rstat_updated() (kernel/cgroup/rstat.c) add `smp_mb();` before the \
-     speculative test `if (data_race(cgroup_rstat_cpu(cgrp, cpu)->updated_next)) return;`; \
-     in cgroup_rstat_updated_list() add `smp_mb();` after the subtree is unlinked, before \
-     the per-CPU lock is released (9a9e97b2f1f2 had it after each unlink in \
-     cgroup_rstat_cpu_pop_updated(), which v6.8 replaced). Checked on 1 and 2 CPUs \
+const TREE_MB_V6_8: &str = "Revert d8ef4b38cb69 (re-apply 9a9e97b2f1f2), ported to v6.8-v6.14, \
+     and mark updated_next: in cgroup_rstat_updated() (kernel/cgroup/rstat.c) add \
+     `smp_mb();` before the speculative test and make it \
+     `if (READ_ONCE(cgroup_rstat_cpu(cgrp, cpu)->updated_next)) return;` (it is \
+     data_race(), a plain read to LKMM); in cgroup_rstat_updated_list() add `smp_mb();` \
+     after the subtree is unlinked, before the per-CPU lock is released (9a9e97b2f1f2 had \
+     it after each unlink in cgroup_rstat_cpu_pop_updated(), which v6.8 replaced), and \
+     make the unlinks there and in cgroup_rstat_push_children() `WRITE_ONCE(..., NULL)`. \
+     The pair alone, on the plain accesses, does not close the race in LKMM (docs/\
+     findings.md section 15); the model runs updated_next as an atomic, so its \
+     v6.8-tree-mb is this candidate. Checked on 1 and 2 CPUs \
      (loom, preemption bound 2); 3 CPUs, and 2 CPUs with a child memcg, are inconclusive \
      within 120 s at that bound. One full barrier per update on the hot path, none \
      added to the per-level walk. Upstream's measured cost: d8ef4b38cb69 reverted the pair \

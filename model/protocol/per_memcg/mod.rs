@@ -22,6 +22,7 @@ pub mod v6_8;
 
 use crate::config::Config;
 use crate::explore::BackendName;
+use crate::kernel::marking;
 use crate::observe::twin::Gate;
 use crate::observe::Property;
 use crate::protocol::variant::ALL_CHECKERS;
@@ -48,6 +49,7 @@ pub fn catalogue() -> Vec<Variant> {
             v6_8::model(v6_17::V6_17),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .twin("v6.17-no-break")
         .derivable(Derivation::PerMemcg)
         .finding(Property::NoLostFlush, SAMPLED)
@@ -62,6 +64,7 @@ pub fn catalogue() -> Vec<Variant> {
             v6_8::model(proposal_2026::ScaledIlog2),
         )
         .per_memcg(proposal_2026::trigger_ilog2)
+        .release(&marking::V6_17)
         .twin("scaled-2026-no-break")
         .derivable(Derivation::PerMemcg)
         .finding(Property::NoLostFlush, SAMPLED)
@@ -73,6 +76,7 @@ pub fn catalogue() -> Vec<Variant> {
             v6_8::model(proposal_2026::ScaledSqrt),
         )
         .per_memcg(proposal_2026::trigger_sqrt)
+        .release(&marking::V6_17)
         .derivable(Derivation::PerMemcg),
         Variant::new(
             "scaled-2026-ln",
@@ -81,6 +85,7 @@ pub fn catalogue() -> Vec<Variant> {
             v6_8::model(proposal_2026::ScaledLn),
         )
         .per_memcg(proposal_2026::trigger_ln)
+        .release(&marking::V6_17)
         .derivable(Derivation::PerMemcg),
     ];
     all.extend(mutants::variants());
@@ -126,6 +131,7 @@ fn fix_candidates() -> Vec<Variant> {
             v6_8::model(fixes::NoBreak),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .twin("v6.17-no-break"),
         Variant::new(
             "v6.17-fix-break-if-ancestors",
@@ -134,6 +140,7 @@ fn fix_candidates() -> Vec<Variant> {
             v6_8::model(fixes::BreakIfAncestors),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .twin("v6.17-no-break"),
         Variant::new(
             "v6.17-fix-no-remote-reset",
@@ -142,6 +149,7 @@ fn fix_candidates() -> Vec<Variant> {
             v6_8::model(fixes::NoRemoteReset),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .twin("v6.17-no-break")
         // Refuted: the atomics' resets still skew the levels (the racy
         // witness, exhaustively), and the break stays (the race-free one).
@@ -154,6 +162,7 @@ fn fix_candidates() -> Vec<Variant> {
             v6_8::model(fixes::FoldAncestors),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .twin("v6.17-no-break")
         .refutes(Property::NoLostFlush),
         Variant::new(
@@ -163,6 +172,7 @@ fn fix_candidates() -> Vec<Variant> {
             v6_8::model(fixes::CommentOnly),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .twin("v6.17-no-break")
         .refutes(Property::NoLostFlush)
         .finding_on(Property::NoLostFlush, BackendName::ShuttleDfs, FOLD_SKEW),
@@ -183,6 +193,7 @@ fn fix_candidates() -> Vec<Variant> {
             }),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .updated_tree(true)
         .twin("v6.17-tree-mb-no-break")
         // v6.17's break: C12 (see v6.17-tree-mb).
@@ -197,6 +208,7 @@ fn fix_candidates() -> Vec<Variant> {
             }),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .updated_tree(true)
         .twin("v6.17-tree-mb-no-break")
         .refutes(Property::NoLostFlush)
@@ -224,6 +236,7 @@ fn twins() -> Vec<Variant> {
             v6_8::model(v6_17::NoBreak),
         )
         .per_memcg(batch_times_cpus)
+        .release(&marking::V6_17)
         .twin("v6.17-no-break")
         .gate(Gate::PerMemcg { local_sum: false }),
         Variant::new(
@@ -233,6 +246,7 @@ fn twins() -> Vec<Variant> {
             v6_8::model(proposal_2026::ScaledIlog2NoBreak),
         )
         .per_memcg(proposal_2026::trigger_ilog2)
+        .release(&marking::V6_17)
         .twin("scaled-2026-no-break")
         .gate(Gate::PerMemcg { local_sum: false }),
     ]
@@ -261,10 +275,11 @@ fn updated_tree() -> Vec<Variant> {
             Variant::new(
                 "v6.8-tree-mb",
                 Kind::Kernel,
-                "tree-sb-lost-update: v6.8-tree with 9a9e97b2f1f2's smp_mb() pair (reverted in v5.7)",
+                "tree-sb-lost-update: v6.8-tree with 9a9e97b2f1f2's smp_mb() pair (reverted in v5.7) and updated_next marked",
                 v6_8::model(rstat_tree::TreeV6_8 { smp_mb_pair: true }),
             )
             .per_memcg(batch_times_cpus)
+            .release(&marking::V6_8_TREE_CANDIDATE)
             .updated_tree(true)
             .twin("v6.8-tree-mb-no-skip"),
             Variant::new(
@@ -274,6 +289,7 @@ fn updated_tree() -> Vec<Variant> {
                 v6_8::model(rstat_tree::TreeReadBeforeUnlink),
             )
             .per_memcg(batch_times_cpus)
+            .release(&marking::V6_8_TREE_CANDIDATE)
             .twin("v6.8-tree-mb-no-skip")
             .killed_by(Property::Conservation, ALL_CHECKERS)
             .killed_by(Property::EventualConservation, &[BackendName::Loom, BackendName::ShuttleDfs]),
@@ -293,6 +309,7 @@ fn updated_tree() -> Vec<Variant> {
                 v6_8::model(rstat_tree::TreeNoSkip { smp_mb_pair: true }),
             )
             .per_memcg(batch_times_cpus)
+            .release(&marking::V6_8_TREE_CANDIDATE)
             .twin("v6.8-tree-mb-no-skip")
             .gate(Gate::PerMemcg { local_sum: true }),
             Variant::new(
@@ -302,6 +319,7 @@ fn updated_tree() -> Vec<Variant> {
                 v6_8::model(rstat_llist::TreeV6_17 { smp_mb_pair: false }),
             )
             .per_memcg(batch_times_cpus)
+            .release(&marking::V6_17)
             .updated_tree(false)
             .twin("v6.17-tree-no-break")
             // v6.17's break: C12's lost flush, which real threads show
@@ -318,6 +336,7 @@ fn updated_tree() -> Vec<Variant> {
                 v6_8::model(rstat_llist::TreeV6_17 { smp_mb_pair: true }),
             )
             .per_memcg(batch_times_cpus)
+            .release(&marking::V6_17)
             .updated_tree(true)
             .twin("v6.17-tree-mb-no-break")
             // v6.17's break: C12's lost flush, which real threads show
@@ -332,6 +351,7 @@ fn updated_tree() -> Vec<Variant> {
                 v6_8::model(rstat_llist::TreeV6_17NoBreak { smp_mb_pair: false }),
             )
             .per_memcg(batch_times_cpus)
+            .release(&marking::V6_17)
             .twin("v6.17-tree-no-break")
             .gate(Gate::PerMemcg { local_sum: false }),
             Variant::new(
@@ -341,6 +361,7 @@ fn updated_tree() -> Vec<Variant> {
                 v6_8::model(rstat_llist::TreeV6_17NoBreak { smp_mb_pair: true }),
             )
             .per_memcg(batch_times_cpus)
+            .release(&marking::V6_17)
             .twin("v6.17-tree-mb-no-break")
             .gate(Gate::PerMemcg { local_sum: false }),
             ]

@@ -4,6 +4,7 @@
 //! version's own code. [`variants`] is their part of the catalogue.
 
 use crate::config::Config;
+use crate::kernel::marking;
 use crate::kernel::{
     atomic64_add, atomic64_read, read_once, this_cpu_add_return_shared, this_cpu_xchg_shared,
     trace_flush_begin, trace_flush_end, trace_memcg_flush_stats, write_once,
@@ -279,6 +280,7 @@ pub fn variants() -> Vec<Variant> {
             batch_times_cpus,
             "v6.17-no-break",
         )
+        .release(&marking::V6_17)
         .killed_by(Property::NoLostFlush, SC),
         mutant(
             "mutant-v6.17-target-only",
@@ -287,6 +289,7 @@ pub fn variants() -> Vec<Variant> {
             batch_times_cpus,
             "v6.17-no-break",
         )
+        .release(&marking::V6_17)
         .killed_by(Property::NoLostFlush, SC),
         mutant(
             "mutant-v6.17-unlocked-callbacks",
@@ -295,6 +298,7 @@ pub fn variants() -> Vec<Variant> {
             batch_times_cpus,
             "v6.17-no-break",
         )
+        .release(&marking::V6_17)
         .killed_by(Property::FlushExclusion, SAMPLED),
         mutant(
             "mutant-scaled-2026-reader-off-by-one",
@@ -303,6 +307,7 @@ pub fn variants() -> Vec<Variant> {
             proposal_2026::trigger_ilog2,
             "scaled-2026-no-break",
         )
+        .release(&marking::V6_17)
         .killed_by(Property::NoLostFlush, SC),
         mutant(
             "mutant-scaled-2026-break-at-trigger",
@@ -311,6 +316,7 @@ pub fn variants() -> Vec<Variant> {
             proposal_2026::trigger_ilog2,
             "scaled-2026-no-break",
         )
+        .release(&marking::V6_17)
         .killed_by(Property::NoLostFlush, SC),
     ]
 }

@@ -1,36 +1,36 @@
 //! Export the core of a trace as an LKMM litmus test (tools/memory-model).
 //!
-//! The test is the straight-line sequence of shared-memory accesses the
-//! traced execution performed, one `P<n>` per thread, with an `exists`
-//! clause stating the values its loads returned. herd7 then answers whether
-//! the Linux-kernel memory model allows that combination of values. The
-//! test is a [`Program`], printed by [`Program::render`] in the syntax herd7
-//! parses.
+//! The test is the sequence of shared-memory accesses the traced execution
+//! performed, one `P<n>` per thread, with an `exists` clause stating the
+//! values its loads returned. herd7 then answers whether the Linux-kernel
+//! memory model allows that combination of values. The test is a
+//! [`Program`], printed by [`Program::render`] in the syntax herd7 parses.
 //!
 //! The translation reads each step's structured access ([`Step::access`]),
-//! never its text. Where it stops being faithful:
-//! - Control flow is fixed to the traced path: the `if threshold > n` tests
-//!   and the skip decision are not in the test, only their loads. herd7
-//!   checks that the observed loads are allowed, not what the C code would
-//!   do with other values.
-//! - The property itself is not an LKMM predicate: `no_lost_flush` compares
-//!   with a ghost v5.19 threshold, which has no kernel counterpart.
-//! - CPU-local data (`stats_updates`, `U[c]`, and any other `this_cpu`
-//!   counter but `state[]`) and the flusher's plain fields under
-//!   `cgroup_rstat_lock` (`state_prev`, `state_pending`) are left out, as
-//!   are `jiffies_64` and the delayed work's timer. Per-CPU counters
-//!   `state[]` become ordinary shared variables (`state0`, `state1`, ...)
-//!   written with plain stores by their owner, so the owner's
-//!   `__this_cpu_add` (a per-CPU operation, not atomic against other CPUs)
-//!   is a plain store of the running sum; v6.17's `this_cpu_add_return` and
-//!   `this_cpu_xchg` of `stats_updates` are plain too.
-//! - The aggregate's `+=` under the lock is a plain store of the new value;
-//!   the flusher's own re-read of it is omitted (traces leave it out).
-//!   herd7 flags the races these plain accesses have; the header names
-//!   them and why the kernel has them ([`super::herd::race_note`]).
-//! - Dependency ordering is absent by design: paths are fixed and pointers
-//!   are integers, so no address, data or control dependency orders
-//!   anything.
+//! never its text, and marks it as the kernel release does
+//! ([`crate::kernel::marking`]): a `data_race()` read, a per-CPU operation
+//! or the flusher's `+=` of the aggregate is a plain C access, whatever the
+//! model runs it as. Where it stops being faithful:
+//! - Control flow: a reader's flush runs inside the kernel's `if` on its
+//!   gate's load (`mem_cgroup_flush_stats()`), with the condition narrowed
+//!   to the value the trace read; the kernel's other tests are not in the
+//!   test, only their loads, and each thread runs its traced path.
+//! - The property itself is not an LKMM predicate: `no_lost_flush`
+//!   compares with a ghost v5.19 threshold, which has no kernel
+//!   counterpart.
+//! - CPU-local data (`stats_updates` up to v6.7, `U[c]`) and the flusher's
+//!   plain fields under `cgroup_rstat_lock` (`state_prev`,
+//!   `state_pending`) are left out, as are `jiffies_64` and the delayed
+//!   work's timer. Per-CPU counters `state[]` become ordinary shared
+//!   variables (`state0`, `state1`, ...) written by their owner with plain
+//!   stores of the running sum.
+//! - The flusher's own re-read of the aggregate for its `+=` is omitted
+//!   (traces leave it out).
+//! - main, which runs after every thread has joined, is never a thread
+//!   (nor is anything after the joins, such as a settling update main makes
+//!   as a CPU): the values read there are final-state conditions (`x=v` in
+//!   `exists`), the first read of each variable not written there first.
+//! - Pointers are integers, so no address dependency orders anything.
 //! - The header states whether the outcome is reachable under SC (the
 //!   project's DFS of the exported test, [`sc_verdict`]): only an
 //!   SC-forbidden outcome LKMM allows is a weak-memory result.
@@ -42,320 +42,138 @@
 //! CPU 0's counter of the root, `m1_thr` memcg 1's threshold (`stats_flush_
 //! threshold` up to v6.7, `vmstats->stats_updates` from v6.8), and so on.
 //!
-//! **Slicing.** A trace touching more than [`MAX_VARIABLES`] shared
-//! variables is cut down to the accesses that make the outcome:
+//! **Slicing** (`slice.rs`). A trace touching more than
+//! [`MAX_VARIABLES`] shared variables is cut down to the accesses that make
+//! the outcome:
 //! - If some load returned a value other than the last one stored before it
-//!   in the trace (a stale load), the test keeps that
-//!   variable and every variable on which the two threads communicate
-//!   between the store the load missed and the load (a message-passing
-//!   flag, or a store-buffering partner), the threads involved, the locks
-//!   they hold around those accesses, and their barriers.
-//! - Otherwise (a sequentially consistent trace) it keeps the variables
-//!   one thread last read from another's store, latest first.
+//!   in the trace (a stale load), the test keeps that variable and every
+//!   variable on which the two threads communicate between the store the
+//!   load missed and the load (a message-passing flag, or a store-buffering
+//!   partner), the threads involved, the locks they hold around those
+//!   accesses (taken and, if the trace ends first, released at the thread's
+//!   end), and their barriers.
+//! - Otherwise (a sequentially consistent trace) it keeps the variables two
+//!   threads communicate on, latest first, with every access by which they
+//!   do.
+//! - Either way a kept access of a reader's flush keeps the gate it runs
+//!   under, and a variable main read keeps the last store to it.
 //!
-//! What was left out is named in the test's header.
+//! A test that cannot show a race (one thread, or an outcome every SC
+//! interleaving gives) is not exported: the error says why. What was left
+//! out is named in the test's header.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::observe::record::Step;
+use crate::kernel::marking::Release;
+use crate::observe::record::{wrap, Step};
 use crate::vocab::obs::Actor;
 
-use super::prog::{Instr, Observation, Program};
+use super::prog::{Cond, Instr, Observation, Program};
+use super::slice::{arms, first_stale_load, sc_ranked, sc_slice, weak_slice, window, Kept, Slice};
 use super::translate::{accesses, initial_values, Acc, Held, MAX_CANDIDATES, MAX_VARIABLES};
 
-/// The store a load at `i` read from: the position of the latest store
-/// before it of the value it returned (`None`: the initial value).
-fn source(accs: &[Acc], i: usize) -> Option<usize> {
-    let (v, val) = (accs[i].var(), accs[i].read);
-    accs[..i]
-        .iter()
-        .rposition(|a| a.var() == v && a.write.is_some() && a.write == val)
-}
-
-/// Whether `a` then `b` (another thread's accesses to one variable) are a
-/// communication: `b` reads `a`'s store (rf), `b` overwrites the value `a`
-/// read (fr), or `b` overwrites `a`'s store (co).
-fn communicates(accs: &[Acc], ia: usize, ib: usize) -> bool {
-    let (a, b) = (&accs[ia], &accs[ib]);
-    if a.var() != b.var() || a.var().is_none() || a.is_lock() || b.is_lock() {
-        return false;
-    }
-    let rf = a.write.is_some() && b.read.is_some() && source(accs, ib) == Some(ia);
-    let fr =
-        a.read.is_some() && b.write.is_some() && source(accs, ia).is_none_or(|s| s < ib) && ib > ia;
-    let co = a.write.is_some() && b.write.is_some() && ia < ib;
-    rf || fr || co
-}
-
-/// The first load that returned a value other than the last one stored
-/// before it, with the last store it missed (another thread's).
-fn first_stale_load(accs: &[Acc]) -> Option<(usize, usize)> {
-    accs.iter().enumerate().find_map(|(i, a)| {
-        let (Some(v), true, Some(r)) = (a.var(), a.load, a.read) else {
-            return None;
-        };
-        let last = accs[..i]
-            .iter()
-            .rposition(|b| b.var() == Some(v) && b.write.is_some())?;
-        let current = accs[last].write;
-        (current != Some(r) && accs[last].actor != a.actor).then_some((i, last))
-    })
-}
-
-/// What a slice keeps: its data variables, and the accesses (indices)
-/// that make the outcome; each thread keeps what lies between its first
-/// and last such access.
-struct Slice {
-    vars: BTreeSet<String>,
-    core: BTreeSet<usize>,
-    why: String,
-}
-
-/// The race of the first stale load, if there is one:
-/// the load, the store it missed, and every pair of accesses by which the
-/// storing thread, after its store, communicates with the loading thread
-/// before its load (a message-passing flag, a store-buffering partner).
-fn weak_slice(accs: &[Acc]) -> Option<Slice> {
-    let (i, j) = first_stale_load(accs)?;
-    let (t, u) = (accs[i].actor, accs[j].actor);
-    let x = accs[i].var().unwrap_or_default().to_string();
-    let mut vars = vec![x.clone()];
-    let mut core = BTreeSet::from([i, j]);
-    for ia in (j + 1)..accs.len() {
-        if accs[ia].actor != u {
+/// What was read after the joins, as final-state conditions: the value of
+/// each variable read there before anything written there.
+fn finals(accs: &[Acc]) -> BTreeMap<String, i64> {
+    let mut out = BTreeMap::new();
+    let mut wrote = BTreeSet::new();
+    for a in accs.iter().filter(|a| a.joined) {
+        let Some(v) = a.var() else { continue };
+        if a.is_lock() {
             continue;
         }
-        for ib in 0..i {
-            if accs[ib].actor != t || !communicates(accs, ia, ib) {
-                continue;
-            }
-            let y = accs[ia].var().unwrap_or_default().to_string();
-            if !vars.contains(&y) {
-                if vars.len() == MAX_VARIABLES {
-                    continue;
-                }
-                vars.push(y);
-            }
-            core.extend([ia, ib]);
-        }
-    }
-    let why = format!(
-        "the first stale load ({}'s load of {x}, which misses {}'s store, the \
-         last one before it in the trace) and what orders the two threads \
-         around it (on {})",
-        t,
-        u,
-        vars.join(", ")
-    );
-    Some(Slice {
-        vars: vars.into_iter().collect(),
-        core,
-        why,
-    })
-}
-
-/// The variables one thread last read from another thread's store, latest
-/// first, at most `most` of them, with those loads and stores.
-fn sc_slice(accs: &[Acc], most: usize) -> Slice {
-    let mut last: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for (i, a) in accs.iter().enumerate() {
-        if a.is_lock() || a.read.is_none() {
-            continue;
-        }
-        if let Some(s) = source(accs, i).filter(|&s| accs[s].actor != a.actor) {
-            last.insert(a.var().unwrap_or_default().to_string(), (i, s));
-        }
-    }
-    let mut ranked: Vec<((usize, usize), String)> =
-        last.into_iter().map(|(v, is)| (is, v)).collect();
-    ranked.sort_by(|a, b| b.cmp(a));
-    ranked.truncate(most);
-    let vars: BTreeSet<String> = ranked.iter().map(|(_, v)| v.clone()).collect();
-    let core = ranked.iter().flat_map(|((i, s), _)| [*i, *s]).collect();
-    let why = format!(
-        "the last load from another thread's store of each of {}",
-        vars.iter().cloned().collect::<Vec<_>>().join(", ")
-    );
-    Slice { vars, core, why }
-}
-
-/// The accesses a slice keeps, and the initial values that make them
-/// consistent: each thread's accesses to the slice's variables between its
-/// first and last core access, widened until every kept load reads either
-/// a kept store or the value its variable has before the first kept
-/// access; then the lock and unlock around every kept access.
-fn window(accs: &[Acc], mut slice: Slice) -> (BTreeSet<usize>, BTreeMap<String, i64>, Slice) {
-    let true_init = initial_values(accs);
-    loop {
-        let mut bounds: BTreeMap<Actor, (usize, usize)> = BTreeMap::new();
-        for &c in &slice.core {
-            let b = bounds.entry(accs[c].actor).or_insert((c, c));
-            b.0 = b.0.min(c);
-            b.1 = b.1.max(c);
-        }
-        let kept: BTreeSet<usize> = (0..accs.len())
-            .filter(|&k| {
-                let a = &accs[k];
-                bounds
-                    .get(&a.actor)
-                    .is_some_and(|&(lo, hi)| lo <= k && k <= hi)
-                    && !a.is_lock()
-                    && a.var().is_none_or(|v| slice.vars.contains(v))
-            })
-            .collect();
-        let mut init = BTreeMap::new();
-        for v in &slice.vars {
-            let first = kept
-                .iter()
-                .copied()
-                .find(|&k| accs[k].var() == Some(v.as_str()));
-            let before = first.and_then(|f| {
-                accs[..f]
-                    .iter()
-                    .rposition(|a| a.var() == Some(v.as_str()) && a.write.is_some())
-            });
-            let x = match before {
-                Some(b) => accs[b].write.unwrap_or(0),
-                None => true_init.get(v).copied().unwrap_or(0),
-            };
-            init.insert(v.clone(), x);
-        }
-        // A kept load of a value neither the initial one nor a kept
-        // store's: keep the store it read (the first store of the
-        // variable, if it read the true initial value).
-        let mut grown = false;
-        for &k in &kept {
-            let (Some(v), Some(r)) = (accs[k].var(), accs[k].read) else {
-                continue;
-            };
-            let from_kept = kept
-                .iter()
-                .any(|&w| w < k && accs[w].var() == Some(v) && accs[w].write == Some(r));
-            if from_kept || init.get(v) == Some(&r) {
-                continue;
-            }
-            let need = source(accs, k).or_else(|| {
-                accs.iter()
-                    .position(|a| a.var() == Some(v) && a.write.is_some())
-            });
-            if let Some(n) = need {
-                grown |= slice.core.insert(n);
+        if let Some(r) = a.read {
+            if !wrote.contains(v) {
+                out.entry(v.to_string()).or_insert(r);
             }
         }
-        if grown {
-            continue;
-        }
-        let mut kept = kept;
-        kept.extend(critical_sections(accs, &kept));
-        return (kept, init, slice);
-    }
-}
-
-/// The lock and unlock statements of every critical section a kept access
-/// lies in.
-fn critical_sections(accs: &[Acc], kept: &BTreeSet<usize>) -> BTreeSet<usize> {
-    let mut out = BTreeSet::new();
-    // Per thread, the locks held: (lock, index of its lock statement).
-    let mut held: BTreeMap<Actor, Vec<(String, usize)>> = BTreeMap::new();
-    let mut open: Vec<(Actor, String, usize)> = Vec::new();
-    for (k, a) in accs.iter().enumerate() {
-        let h = held.entry(a.actor).or_default();
-        match (a.lock, a.var()) {
-            (Some(Held::Takes), Some(l)) => h.push((l.to_string(), k)),
-            (Some(Held::Drops), Some(l)) => {
-                if let Some(p) = h.iter().rposition(|(x, _)| x == l) {
-                    let (_, at) = h.remove(p);
-                    if open
-                        .iter()
-                        .any(|(ac, x, o)| *ac == a.actor && x == l && *o == at)
-                    {
-                        out.extend([at, k]);
-                    }
-                }
-            }
-            _ if kept.contains(&k) => {
-                for (l, at) in h.iter() {
-                    if !open
-                        .iter()
-                        .any(|(ac, x, o)| *ac == a.actor && x == l && o == at)
-                    {
-                        open.push((a.actor, l.clone(), *at));
-                    }
-                }
-            }
-            _ => {}
+        if a.write.is_some() {
+            wrote.insert(v.to_string());
         }
     }
     out
 }
 
-/// The test for `accs`: the whole trace, or the accesses `kept` with
-/// initial values `init`.
+/// The test for `accs`: the whole trace, or the accesses `keep` keeps;
+/// `finals` are main's final-state conditions, `arm` the reader's flushes.
 fn build(
     name: &str,
     accs: &[Acc],
-    keep: Option<(&BTreeSet<usize>, &BTreeMap<String, i64>)>,
+    keep: Option<&Kept>,
+    finals: &BTreeMap<String, i64>,
+    arm: &[Option<usize>],
 ) -> Result<Program, String> {
     let init = match keep {
-        Some((_, init)) => init.clone(),
+        Some(k) => k.init.clone(),
         None => initial_values(accs),
     };
-    let mut per_actor: BTreeMap<Actor, Vec<&Acc>> = BTreeMap::new();
+    let mut per_actor: BTreeMap<Actor, Vec<usize>> = BTreeMap::new();
     for (k, a) in accs.iter().enumerate() {
         // Barriers are kept in every kept thread, then trimmed below.
-        let wanted = keep.is_none_or(|(kept, _)| {
-            kept.contains(&k)
-                || (a.var().is_none() && kept.iter().any(|&x| accs[x].actor == a.actor))
+        let wanted = keep.is_none_or(|kp| {
+            kp.kept.contains(&k)
+                || (a.var().is_none() && kp.kept.iter().any(|&x| accs[x].actor == a.actor))
         });
         if wanted {
-            per_actor.entry(a.actor).or_default().push(a);
+            per_actor.entry(a.actor).or_default().push(k);
         }
     }
+    let unreleased: Vec<(Actor, String)> = match keep {
+        Some(k) => k.unreleased.clone(),
+        None => held_at_end(accs),
+    };
     let mut prog = Program::new(name).expect(Observation::Sometimes);
     let mut p = 0;
-    // main runs after every thread has joined: reads only, it becomes
-    // LKMM's final-state condition (`x=v`), not one more thread.
-    let mut finals: BTreeMap<String, i64> = BTreeMap::new();
-    if let Some(list) = per_actor.get(&Actor::Main) {
-        let quiescent = list.iter().all(|a| {
-            a.var().is_none() || (matches!(a.instr, Ok(Instr::Load { .. })) && a.reg_val.is_some())
-        });
-        if quiescent {
-            for a in list.iter() {
-                if let (Some(v), Some(x)) = (a.var(), a.reg_val) {
-                    finals.insert(v.to_string(), x);
-                }
-            }
-            per_actor.remove(&Actor::Main);
-        }
-    }
     for (actor, list) in per_actor {
         // A barrier orders something only between two kept accesses.
-        let first = list.iter().position(|a| a.var().is_some());
-        let last = list.iter().rposition(|a| a.var().is_some());
+        let first = list.iter().position(|&k| accs[k].var().is_some());
+        let last = list.iter().rposition(|&k| accs[k].var().is_some());
         let (Some(first), Some(last)) = (first, last) else {
             continue;
         };
         let mut body: Vec<Instr> = Vec::new();
+        // The `if` of the gate being emitted: its index, register, value
+        // and the statements it guards.
+        let mut open: Option<(usize, usize, i64, Vec<Instr>)> = None;
         let mut reg = 0;
-        for a in &list[first..=last] {
+        for &k in &list[first..=last] {
+            let a = &accs[k];
+            if let Some((g, ..)) = open {
+                if arm[k] != Some(g) {
+                    close(&mut open, &mut body);
+                }
+            }
             let mut i = a
                 .instr
                 .clone()
                 .map_err(|why| format!("not exported as a litmus test: {why}"))?;
-            if matches!(i, Instr::Fence(_)) && body.last() == Some(&i) {
+            let target = match &mut open {
+                Some((.., b)) => b,
+                None => &mut body,
+            };
+            if matches!(i, Instr::Fence(_)) && target.last() == Some(&i) {
                 continue;
             }
+            let mut this_reg = None;
             if let Some(v) = a.reg_val {
                 set_reg(&mut i, reg);
-                prog.exists.push(super::prog::Cond::Reg {
+                prog.exists.push(Cond::Reg {
                     thread: p,
                     reg,
                     val: v,
                 });
+                this_reg = Some((reg, v));
                 reg += 1;
             }
-            body.push(i);
+            target.push(i);
+            let guards = list.iter().any(|&x| arm[x] == Some(k));
+            if let (true, Some((r, v))) = (guards, this_reg) {
+                open = Some((k, r, v, Vec::new()));
+            }
+        }
+        close(&mut open, &mut body);
+        for (_, l) in unreleased.iter().filter(|(ac, _)| *ac == actor) {
+            body.push(Instr::unlock(l));
         }
         prog = prog.thread(&actor.to_string(), body);
         p += 1;
@@ -364,17 +182,34 @@ fn build(
     let mut quiescent = Vec::new();
     for (var, val) in finals {
         // A variable no thread touches has no place in `exists`.
-        if used.contains_key(&var) {
+        if used.contains_key(var) {
             quiescent.push(format!("{var}={val}"));
-            prog.exists.push(super::prog::Cond::Var { var, val });
+            prog.exists.push(Cond::Var {
+                var: var.clone(),
+                val: *val,
+            });
         }
     }
     if !quiescent.is_empty() {
-        prog.doc.extend(crate::observe::record::wrap(
+        prog.doc.extend(wrap(
             &format!(
-                "main's reads after joining every thread are final-state \
-                 conditions ({}), not one more thread.",
+                "main runs after joining every thread, so it is no thread here: \
+                 the values it read are final-state conditions ({}).",
                 quiescent.join(", ")
+            ),
+            70,
+        ));
+    }
+    if !unreleased.is_empty() {
+        let what: Vec<String> = unreleased
+            .iter()
+            .map(|(a, l)| format!("{a}'s {l}"))
+            .collect();
+        prog.doc.extend(wrap(
+            &format!(
+                "The trace ends inside a critical section ({}): the lock is \
+                 kept, and its spin_unlock() added at the thread's end.",
+                what.join(", ")
             ),
             70,
         ));
@@ -393,6 +228,42 @@ fn build(
     Ok(prog)
 }
 
+/// Close the `if` being emitted into `body`.
+fn close(open: &mut Option<(usize, usize, i64, Vec<Instr>)>, body: &mut Vec<Instr>) {
+    if let Some((_, reg, val, guarded)) = open.take() {
+        if !guarded.is_empty() {
+            body.push(Instr::If {
+                reg,
+                eq: true,
+                val,
+                body: guarded,
+            });
+        }
+    }
+}
+
+/// The locks each thread still holds when the trace ends.
+fn held_at_end(accs: &[Acc]) -> Vec<(Actor, String)> {
+    let mut held: BTreeMap<Actor, Vec<String>> = BTreeMap::new();
+    for a in accs {
+        let (Some(l), Some(h)) = (a.var(), a.lock) else {
+            continue;
+        };
+        let list = held.entry(a.actor).or_default();
+        match h {
+            Held::Takes => list.push(l.to_string()),
+            Held::Drops => {
+                if let Some(p) = list.iter().rposition(|x| x == l) {
+                    list.remove(p);
+                }
+            }
+        }
+    }
+    held.into_iter()
+        .flat_map(|(a, ls)| ls.into_iter().rev().map(move |l| (a, l)))
+        .collect()
+}
+
 fn set_reg(i: &mut Instr, r: usize) {
     match i {
         Instr::Load { reg, .. }
@@ -405,57 +276,203 @@ fn set_reg(i: &mut Instr, r: usize) {
     }
 }
 
-/// The header lines every export carries.
-fn generated_note(prog: &mut Program) {
-    prog.doc.extend(crate::observe::record::wrap(
-        "Generated from a flushcheck trace: each thread's path is fixed to the traced \
-         one (the C code's tests are not here, only their loads), so no \
-         address, data or control dependency orders anything (absent by \
-         design: paths are fixed, pointers are integers).",
+/// The header lines every export carries: control flow, and how each
+/// access is marked.
+fn generated_note(
+    prog: &mut Program,
+    accs: &[Acc],
+    kept: Option<&BTreeSet<usize>>,
+    release: &Release,
+) {
+    let gated = prog
+        .threads
+        .iter()
+        .any(|t| t.body.iter().any(|i| matches!(i, Instr::If { .. })));
+    let mut text = String::from("Generated from a flushcheck trace. ");
+    if gated {
+        text += "A reader's flush runs inside the kernel's `if` on its gate's \
+                 load (mem_cgroup_flush_stats()), the condition narrowed to the \
+                 value the trace read; the kernel's other tests ";
+    } else {
+        text += "The kernel's tests ";
+    }
+    text += "are not here, only their loads, and each thread runs its traced \
+             path. Pointers are integers, so no address dependency orders \
+             anything.";
+    prog.doc.extend(wrap(&text, 70));
+    let mut sites: Vec<String> = Vec::new();
+    let mut own: Vec<String> = Vec::new();
+    for (k, a) in accs.iter().enumerate() {
+        if kept.is_some_and(|kp| !kp.contains(&k)) || a.joined || a.is_lock() {
+            continue;
+        }
+        let Some(v) = a.var() else { continue };
+        let line = match a.site {
+            Some(s) => format!("{}, {v}: {}, {}, {}", a.actor, s.spelling, s.func, s.at),
+            None => format!("{}'s {v}", a.actor),
+        };
+        let list = if a.site.is_some() {
+            &mut sites
+        } else {
+            &mut own
+        };
+        if !list.contains(&line) {
+            list.push(line);
+        }
+    }
+    prog.doc.extend(wrap(
+        &format!("Marking, as {} marks it:", release.covers),
         70,
     ));
+    for s in &sites {
+        let mut lines = wrap(s, 66).into_iter();
+        if let Some(first) = lines.next() {
+            prog.doc.push(format!("  {first}"));
+        }
+        prog.doc.extend(lines.map(|l| format!("    {l}")));
+    }
+    if !own.is_empty() {
+        prog.doc.extend(wrap(
+            &format!(
+                "No kernel site (the variant's own code, as the model runs it): {}.",
+                own.join(", ")
+            ),
+            70,
+        ));
+    }
 }
 
-/// The litmus test of `steps` as a [`Program`], sliced if the trace
-/// touches more than [`MAX_VARIABLES`] data variables or its test would
-/// have more than [`MAX_CANDIDATES`] candidate executions; or why none.
-pub fn program(name: &str, steps: &[Step]) -> Result<Program, String> {
-    let accs = accesses(steps);
+/// The test of a trace that cannot show a race: why it is not exported.
+fn lost(prog: &Program, what: &str) -> Result<Program, String> {
+    if prog.threads.len() >= 2 {
+        return Ok(prog.clone());
+    }
+    let who: Vec<&str> = prog.threads.iter().map(|t| t.note.as_str()).collect();
+    Err(format!(
+        "not exported as a litmus test: {what} keeps {} thread ({}), which cannot \
+         show the race the violation needs (main, which runs after the joins, is \
+         final-state conditions, not a thread)",
+        prog.threads.len(),
+        who.join(", ")
+    ))
+}
+
+/// The litmus test of `steps` as a [`Program`], each access marked as
+/// `release` marks it, sliced if the trace touches more than
+/// [`MAX_VARIABLES`] data variables or its test would have more than
+/// [`MAX_CANDIDATES`] candidate executions; or why none.
+pub fn program(name: &str, steps: &[Step], release: &Release) -> Result<Program, String> {
+    let all = accesses(steps, release);
+    let fin = finals(&all);
+    let accs: Vec<Acc> = all.into_iter().filter(|a| !a.joined).collect();
+    let arm = arms(&accs);
     let data: BTreeSet<&str> = accs
         .iter()
         .filter(|a| !a.is_lock())
         .filter_map(Acc::var)
         .collect();
     if data.len() <= MAX_VARIABLES {
-        let mut prog = build(name, &accs, None)?;
+        let mut prog = build(name, &accs, None, &fin, &arm)?;
         if prog.candidates() <= MAX_CANDIDATES {
-            generated_note(&mut prog);
-            return Ok(prog);
+            generated_note(&mut prog, &accs, None, release);
+            return lost(&prog, "the trace");
         }
     }
     if let Some(slice) = weak_slice(&accs) {
-        return sliced(name, &accs, slice);
+        let prog = sliced(name, &accs, slice, &fin, &arm, release)?;
+        return lost(&prog, "the slice");
     }
-    // Fewer variables until herd7 can run the test in about a second.
-    let mut most = MAX_VARIABLES;
-    loop {
-        let prog = sliced(name, &accs, sc_slice(&accs, most))?;
-        if prog.candidates() <= MAX_CANDIDATES || most == 1 {
-            return Ok(prog);
+    // The variables two threads communicate on, latest first, each taken
+    // with its last communication if herd7 can still run the test in
+    // about a second; then each with every communication, where that
+    // still holds.
+    let ranked = sc_ranked(&accs);
+    let mut chosen: Vec<(usize, bool)> = Vec::new();
+    let mut best: Option<Program> = None;
+    // A choice whose test cannot be written (no load left for `exists`,
+    // an access with no faithful statement) is skipped; the last such
+    // reason is the error if no choice can be.
+    let mut why: Option<String> = None;
+    let mut fits = |trial: &[(usize, bool)], best: &mut Option<Program>| -> bool {
+        match sliced(name, &accs, sc_slice(&ranked, trial), &fin, &arm, release) {
+            Ok(prog) => {
+                let ok = prog.candidates() <= MAX_CANDIDATES || best.is_none();
+                if ok {
+                    *best = Some(prog);
+                }
+                ok
+            }
+            Err(e) => {
+                why = Some(e);
+                false
+            }
         }
-        most -= 1;
+    };
+    for k in 0..ranked.len() {
+        if chosen.len() == MAX_VARIABLES {
+            break;
+        }
+        let mut trial = chosen.clone();
+        trial.push((k, false));
+        if fits(&trial, &mut best) {
+            chosen = trial;
+        }
+    }
+    for c in 0..chosen.len() {
+        let mut trial = chosen.clone();
+        trial[c].1 = true;
+        if fits(&trial, &mut best) {
+            chosen = trial;
+        }
+    }
+    match (best, why) {
+        (Some(prog), _) => lost(&prog, "the slice"),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(
+            "not exported as a litmus test: no two threads of the trace communicate \
+             through shared memory"
+                .into(),
+        ),
     }
 }
 
-fn sliced(name: &str, accs: &[Acc], slice: Slice) -> Result<Program, String> {
-    let (kept, init, slice) = window(accs, slice);
-    let mut prog = build(name, accs, Some((&kept, &init)))?;
-    generated_note(&mut prog);
+/// The header's data-race lines, and `DATARACE` on the `Result:` line,
+/// for the plain accesses of `prog` that race ([`super::herd::plain_races`],
+/// which may name more races than herd7 flags, never fewer).
+fn note_races(prog: &mut Program, release: &Release) {
+    let races = super::herd::race_note(prog, release);
+    prog.datarace = !races.is_empty();
+    if !races.is_empty() {
+        prog.doc.push(String::new());
+        prog.doc.extend(races);
+    }
+}
+
+fn sliced(
+    name: &str,
+    accs: &[Acc],
+    mut slice: Slice,
+    fin: &BTreeMap<String, i64>,
+    arm: &[Option<usize>],
+    release: &Release,
+) -> Result<Program, String> {
+    // A variable main read: the store it read is the last one.
+    for v in fin.keys().filter(|v| slice.vars.contains(*v)) {
+        if let Some(s) = accs
+            .iter()
+            .rposition(|a| a.var() == Some(v.as_str()) && a.write.is_some())
+        {
+            slice.core.insert(s);
+        }
+    }
+    let kept = window(accs, slice, arm);
+    let mut prog = build(name, accs, Some(&kept), fin, arm)?;
+    generated_note(&mut prog, accs, Some(&kept.kept), release);
     let all: BTreeSet<&str> = accs.iter().filter_map(Acc::var).collect();
-    let kept_vars: BTreeSet<&str> = kept.iter().filter_map(|&k| accs[k].var()).collect();
+    let kept_vars: BTreeSet<&str> = kept.kept.iter().filter_map(|&k| accs[k].var()).collect();
     let left: Vec<&str> = all.difference(&kept_vars).copied().collect();
     let actors: BTreeSet<Actor> = accs.iter().map(|a| a.actor).collect();
-    let kept_actors: BTreeSet<Actor> = kept.iter().map(|&k| accs[k].actor).collect();
+    let kept_actors: BTreeSet<Actor> = kept.kept.iter().map(|&k| accs[k].actor).collect();
     let dropped: Vec<String> = actors
         .difference(&kept_actors)
         .map(Actor::to_string)
@@ -464,16 +481,18 @@ fn sliced(name: &str, accs: &[Acc], slice: Slice) -> Result<Program, String> {
         "Sliced: the trace touches {} shared variables; this keeps {}, each \
          thread's accesses to them between the first and the last that \
          matter, the locks held around those, and the values the variables \
-         had before (the initial state); left out: {}",
+         had before (the initial state)",
         all.len(),
-        slice.why,
-        left.join(", ")
+        kept.slice.why,
     );
+    if !left.is_empty() {
+        note += &format!("; left out: {}", left.join(", "));
+    }
     if !dropped.is_empty() {
         note += &format!("; threads left out: {}", dropped.join(", "));
     }
     note += ".";
-    prog.doc.extend(crate::observe::record::wrap(&note, 70));
+    prog.doc.extend(wrap(&note, 70));
     Ok(prog)
 }
 
@@ -493,9 +512,9 @@ pub const SC_LINE: &str = "every SC interleaving (DFS):";
 
 /// `prog` run over every SC interleaving, in the words of the corpus's
 /// headers (`every SC interleaving (DFS): Never (9 executions, 3
-/// outcomes)`), and whether its outcome is SC-reachable (`None`: not
-/// measured, the line says why).
-pub fn sc_verdict(prog: &Program) -> (String, Option<bool>) {
+/// outcomes)`), and its observation (`None`: not measured, the line says
+/// why).
+pub fn sc_verdict(prog: &Program) -> (String, Option<Observation>) {
     let budget = std::time::Duration::from_secs(20);
     match super::run::measure(prog, &sc_backend(), budget) {
         Ok(m) if m.finished => {
@@ -505,7 +524,7 @@ pub fn sc_verdict(prog: &Program) -> (String, Option<bool>) {
                 m.executions,
                 m.outcomes.len()
             );
-            (line, Some(o != Observation::Never))
+            (line, Some(o))
         }
         Ok(m) => (
             format!(
@@ -518,44 +537,48 @@ pub fn sc_verdict(prog: &Program) -> (String, Option<bool>) {
     }
 }
 
-/// The litmus test for `steps`, or why none is exported. Its header
-/// states whether the outcome is reachable under SC (the project's own
-/// DFS of the exported test): only an SC-forbidden outcome LKMM allows is
-/// a weak-memory result.
-pub fn export(name: &str, steps: &[Step]) -> Result<String, String> {
-    let mut prog = program(name, steps)?;
-    let (line, reachable) = sc_verdict(&prog);
-    let stale = first_stale_load(&accesses(steps)).is_some();
-    let what = match reachable {
-        Some(true) if stale => {
+/// The litmus test for `steps`, each access marked as `release` marks it,
+/// or why none is exported. Its header states whether the outcome is
+/// reachable under SC (the project's own DFS of the exported test): only
+/// an SC-forbidden outcome LKMM allows is a weak-memory result. A test
+/// whose outcome every SC interleaving gives shows no race: not exported.
+pub fn export(name: &str, steps: &[Step], release: &Release) -> Result<String, String> {
+    let mut prog = program(name, steps, release)?;
+    note_races(&mut prog, release);
+    let (line, sc) = sc_verdict(&prog);
+    if sc == Some(Observation::Always) {
+        return Err(format!(
+            "not exported as a litmus test: every SC interleaving of the test gives \
+             the traced outcome ({}), so it keeps none of the race the violation needs",
+            line.trim_start_matches(SC_LINE).trim()
+        ));
+    }
+    let stale = first_stale_load(&accesses(steps, release)).is_some();
+    let what = match sc {
+        Some(Observation::Sometimes) if stale => {
             "The outcome is reachable under SC: this test shows the trace's \
              values, not weak memory, and herd7's Sometimes says no more; the \
              trace has a stale load, but this test could not keep what made \
              it weak-memory only."
         }
-        Some(true) => {
+        Some(Observation::Sometimes) => {
             "The outcome is reachable under SC: this test shows the trace's \
              values, not weak memory, and herd7's Sometimes says no more."
         }
-        Some(false) => {
+        Some(_) => {
             "The outcome is forbidden under SC: if herd7 answers Sometimes, \
              LKMM allows what SC forbids, a weak-memory result."
         }
         None => "Whether SC reaches the outcome was not measured.",
     };
-    let mut head = crate::observe::record::wrap(
+    let mut head = wrap(
         "The Result above states the values flushcheck observed, not an \
          LKMM expectation: herd7 answers whether LKMM allows them.",
         70,
     );
     head.push(line);
-    head.extend(crate::observe::record::wrap(what, 70));
+    head.extend(wrap(what, 70));
     head.push(String::new());
-    let races = super::herd::race_note(&prog);
-    if !races.is_empty() {
-        head.extend(races);
-        head.push(String::new());
-    }
     prog.doc.splice(0..0, head);
     prog.render()
 }

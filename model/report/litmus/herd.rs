@@ -1,19 +1,22 @@
-//! Running herd7 on litmus files and reading its answer.
+//! Running herd7 on litmus files and reading its answer; the syntax this
+//! crate relies on herd7 accepting; the plain accesses that race.
 //!
 //! herd7 prints, per test, a line `Observation NAME Never|Sometimes|Always
-//! P N` (P executions satisfy `exists`, N do not). A file states the result
-//! it expects in its header comment, ` * Result: Sometimes`, as the files
-//! of tools/memory-model/litmus-tests do. herd7 also prints `Flag NAME`
-//! (LKMM's `data-race`, for one) when some execution the model allows has
-//! the flagged property; a file names the flags it expects in a header
-//! line ` * Flag: NAME`, and an unexpected flag is a failure: a racy test's
-//! verdict carries no LKMM guarantee.
+//! P N` (P executions satisfy `exists`, N do not), and `Flag NAME` (LKMM's
+//! `data-race`, for one) when some execution the model allows has the
+//! flagged property. How a file states what it expects, and how the
+//! kernel's scripts judge herd7's output against it, is
+//! [`super::judge`].
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::prog::{Observation, Program};
+use crate::kernel::marking::{Release, VarKind};
+
+use super::judge::expected;
+pub use super::judge::{flags, name};
+use super::prog::{Cond, Instr, Load, Observation, Program, Store};
 
 /// Every `Observation NAME RESULT` line of herd7's output.
 pub fn observations(stdout: &str) -> Vec<(String, Observation)> {
@@ -39,75 +42,8 @@ pub struct Answer {
     pub observation: Observation,
     /// Every `Flag NAME` line's name, in order.
     pub flags: Vec<String>,
-}
-
-/// Every `Flag NAME` line of herd7's output.
-pub fn flags(stdout: &str) -> Vec<String> {
-    stdout
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            (w.next() == Some("Flag")).then(|| w.next().map(str::to_string))?
-        })
-        .collect()
-}
-
-/// The flags a litmus file's header expects (` * Flag: NAME ...` lines,
-/// the first word after `Flag:`).
-pub fn expected_flags(text: &str) -> Vec<String> {
-    text.lines()
-        .take_while(|l| !l.trim_start().starts_with('{'))
-        .filter_map(|l| {
-            let rest = l.trim_start().strip_prefix("* Flag:")?;
-            rest.split_whitespace().next().map(str::to_string)
-        })
-        .collect()
-}
-
-/// What is wrong with herd7's `answer` on the file `text`: a name other
-/// than the file's test, or a flag the header does not expect.
-pub fn unexpected(text: &str, answer: &Answer) -> Option<String> {
-    let want = name(text).unwrap_or_default();
-    if answer.name != want {
-        return Some(format!(
-            "herd7's Observation names the test {}, the file is {want}",
-            answer.name
-        ));
-    }
-    let allowed = expected_flags(text);
-    let extra: Vec<&str> = answer
-        .flags
-        .iter()
-        .filter(|f| !allowed.contains(f))
-        .map(String::as_str)
-        .collect();
-    (!extra.is_empty()).then(|| {
-        format!(
-            "herd7 flags {} (the header expects {})",
-            extra.join(", "),
-            if allowed.is_empty() {
-                "no flag".to_string()
-            } else {
-                allowed.join(", ")
-            }
-        )
-    })
-}
-
-/// The result a litmus file's header expects (`Result: ...`), if it states
-/// one.
-pub fn expected(text: &str) -> Option<Observation> {
-    text.lines()
-        .take_while(|l| !l.trim_start().starts_with('{'))
-        .find_map(|l| {
-            let rest = l.split("Result:").nth(1)?;
-            Observation::parse(rest.split_whitespace().next()?)
-        })
-}
-
-/// The test name of a litmus file (its first line, `C NAME`).
-pub fn name(text: &str) -> Option<&str> {
-    text.lines().next()?.strip_prefix("C ").map(str::trim)
+    /// herd7's whole output, for [`super::judge::judge`].
+    pub stdout: String,
 }
 
 /// herd7's answer on one file, or why there is none.
@@ -126,6 +62,7 @@ pub fn run(herd7: &Path, lkmm: &Path, file: &Path) -> Result<Answer, String> {
             name: n.clone(),
             observation: *o,
             flags: flags(&stdout),
+            stdout: stdout.into_owned(),
         }),
         None => {
             let stderr = String::from_utf8_lossy(&out.stderr);
@@ -205,45 +142,72 @@ pub fn check_syntax(text: &str) -> Result<(), String> {
     }
     let mut regs: Vec<std::collections::BTreeSet<String>> = Vec::new();
     let mut vars = std::collections::BTreeSet::new();
-    let mut in_thread = false;
+    // Braces open inside the current thread: 1 in its body, more in an
+    // `if`'s; 0 outside any thread.
+    let mut depth = 0usize;
     for line in body.lines() {
-        let l = line.trim();
-        if let Some(rest) = l.strip_prefix('P') {
-            let (num, params) = rest
-                .split_once('(')
-                .ok_or_else(|| format!("bad line {l:?}"))?;
-            if num.parse::<usize>().ok() != Some(regs.len()) {
-                return Err(format!("thread {l:?} is out of order"));
-            }
-            let params = params.split_once(')').map(|(p, _)| p).unwrap_or("");
-            for p in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                let (ty, v) = p
-                    .split_once(" *")
-                    .ok_or_else(|| format!("parameter {p:?} is not `type *name`"))?;
-                if !["int", "atomic_t", "spinlock_t"].contains(&ty) {
-                    return Err(format!(
-                        "parameter {p:?}: type {ty} is not used by LKMM tests here"
-                    ));
+        // A C comment to the end of the line (the kernel's spelling of a
+        // plain access) is not part of the statement.
+        let l = line.split("//").next().unwrap_or("").trim();
+        if depth == 0 {
+            if let Some(rest) = l.strip_prefix('P') {
+                let (num, params) = rest
+                    .split_once('(')
+                    .ok_or_else(|| format!("bad line {l:?}"))?;
+                if num.parse::<usize>().ok() != Some(regs.len()) {
+                    return Err(format!("thread {l:?} is out of order"));
                 }
-                if ty != "spinlock_t" && !init_vars.contains(v) {
-                    return Err(format!(
-                        "{v} has no initial value in the initial-state block"
-                    ));
+                let params = params.split_once(')').map(|(p, _)| p).unwrap_or("");
+                for p in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    let (ty, v) = p
+                        .split_once(" *")
+                        .ok_or_else(|| format!("parameter {p:?} is not `type *name`"))?;
+                    if !["int", "atomic_t", "spinlock_t"].contains(&ty) {
+                        return Err(format!(
+                            "parameter {p:?}: type {ty} is not used by LKMM tests here"
+                        ));
+                    }
+                    if ty != "spinlock_t" && !init_vars.contains(v) {
+                        return Err(format!(
+                            "{v} has no initial value in the initial-state block"
+                        ));
+                    }
+                    vars.insert(v.to_string());
                 }
-                vars.insert(v.to_string());
+                regs.push(Default::default());
+                continue;
             }
-            regs.push(Default::default());
-            in_thread = true;
+            if l == "{" && !regs.is_empty() {
+                depth = 1;
+            }
             continue;
         }
         if l == "}" {
-            in_thread = false;
+            depth -= 1;
             continue;
         }
-        if !in_thread || l.is_empty() || l == "{" {
+        if l.is_empty() {
             continue;
         }
         let r = regs.last_mut().ok_or("a statement outside a thread")?;
+        if let Some(cond) = l.strip_prefix("if (") {
+            let cond = cond
+                .strip_suffix(") {")
+                .ok_or_else(|| format!("{l:?}: an `if` is written `if (rN == v) {{`"))?;
+            let (reg, val) = cond
+                .split_once(" == ")
+                .or_else(|| cond.split_once(" != "))
+                .ok_or_else(|| format!("{l:?}: the condition is not `rN == v` or `rN != v`"))?;
+            if !r.contains(reg) {
+                return Err(format!("{l:?}: register {reg} is not declared"));
+            }
+            let val = val.trim_start_matches('(').trim_end_matches(')');
+            let val = val.strip_prefix("0 - ").unwrap_or(val);
+            val.parse::<i64>()
+                .map_err(|_| format!("{l:?}: {val} is not an integer"))?;
+            depth += 1;
+            continue;
+        }
         if let Some(decl) = l.strip_prefix("int ") {
             let reg = decl.strip_suffix(';').unwrap_or(decl);
             if reg.contains(',') || !reg.starts_with('r') {
@@ -272,10 +236,20 @@ pub fn check_syntax(text: &str) -> Result<(), String> {
             return Err(format!("{l:?}: {f} is not a primitive LKMM defines here"));
         }
     }
-    let exists = body
+    if depth != 0 {
+        return Err("a thread's braces are not balanced".into());
+    }
+    // The clause, from `exists (` to its `)`, over as many lines as it
+    // takes.
+    let from = body.find("\nexists (").ok_or("no `exists (...)` clause")?;
+    let clause: String = body[from + 1..]
         .lines()
-        .find_map(|l| l.trim().strip_prefix("exists ("))
-        .and_then(|l| l.strip_suffix(')'))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let exists = clause
+        .strip_prefix("exists (")
+        .and_then(|c| c.trim_end().strip_suffix(')'))
         .ok_or("no `exists (...)` clause")?;
     for term in exists.split("/\\").map(str::trim) {
         let (lhs, _) = term
@@ -299,59 +273,112 @@ pub fn check_syntax(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// One access of a thread: the variable, whether it writes, whether it is
-/// plain, the locks held.
-type Access = (String, bool, bool, BTreeSet<String>);
+/// One access of a thread, for [`plain_races`] and [`race_note`].
+struct Access {
+    var: String,
+    write: bool,
+    /// The kernel's spelling of a plain access (`Some("")`: none); `None`
+    /// for a marked one.
+    plain: Option<&'static str>,
+    /// The LKMM primitive, for a marked one (`READ_ONCE()`).
+    marked: String,
+    held: BTreeSet<String>,
+}
+
+/// Every access of `body` with the locks held around it; `held` is the
+/// set on entry.
+fn collect(
+    prog: &Program,
+    t: usize,
+    body: &[Instr],
+    held: &mut BTreeSet<String>,
+    out: &mut Vec<Access>,
+) {
+    for i in body {
+        let (write, plain) = match i {
+            Instr::Lock(l) => {
+                held.insert(l.clone());
+                continue;
+            }
+            Instr::Unlock(l) => {
+                held.remove(l);
+                continue;
+            }
+            Instr::Trylock { var, reg } => {
+                let ok = prog.exists.iter().any(|c| {
+                    matches!(c, Cond::Reg { thread, reg: r, val: 1 } if *thread == t && r == reg)
+                });
+                if ok {
+                    held.insert(var.clone());
+                }
+                continue;
+            }
+            Instr::IsLocked { .. } | Instr::Fence(_) => continue,
+            // The guarded statements may run: they are accesses too.
+            Instr::If { body, .. } => {
+                collect(prog, t, body, held, out);
+                continue;
+            }
+            Instr::Load {
+                load: Load::Plain(k),
+                ..
+            } => (false, Some(k.unwrap_or(""))),
+            Instr::Load { .. } => (false, None),
+            Instr::Store {
+                store: Store::Plain(k),
+                ..
+            } => (true, Some(k.unwrap_or(""))),
+            _ => (true, None),
+        };
+        // The primitive, as the statement spells it: `r0 = READ_ONCE(*x);`.
+        let c = i.c(None);
+        let rhs = c.split_once(" = ").map_or(c.as_str(), |(_, r)| r);
+        let marked = format!("{}()", rhs.split('(').next().unwrap_or(""));
+        out.push(Access {
+            var: i.var().unwrap_or_default().to_string(),
+            write,
+            plain,
+            marked,
+            held: held.clone(),
+        });
+    }
+}
+
+/// Each thread's accesses, with the locks held around them.
+fn thread_accesses(prog: &Program) -> Vec<Vec<Access>> {
+    prog.threads
+        .iter()
+        .enumerate()
+        .map(|(t, th)| {
+            let mut list = Vec::new();
+            collect(prog, t, &th.body, &mut BTreeSet::new(), &mut list);
+            list
+        })
+        .collect()
+}
 
 /// The variables on which `prog` has a data race in LKMM's sense, as this
 /// crate tells it without herd7: two threads access the variable, one
 /// writes, one access is plain, and no lock held around both orders them
-/// (a trylock counts as held where `exists` says it succeeded). With the
-/// paths fixed and no conditionals, some execution leaves such a pair
-/// unordered, so herd7 flags it; the list may name more than herd7 flags,
-/// never fewer.
+/// (a trylock counts as held where `exists` says it succeeded). It sees no
+/// other ordering (barriers, release/acquire, an `if` that runs a plain
+/// access only after a marked load saw another thread's store), so it may
+/// name more than herd7 flags, never fewer: a test it finds race-free is
+/// race-free, and one it finds racy needs an argument to be declared
+/// otherwise (docs/weak-memory.md).
 pub fn plain_races(prog: &Program) -> Vec<String> {
-    use super::prog::{Cond, Instr, Load, Store};
-    let mut accs: Vec<Vec<Access>> = Vec::new();
-    for (t, th) in prog.threads.iter().enumerate() {
-        let mut held = BTreeSet::new();
-        let mut list = Vec::new();
-        for i in &th.body {
-            let Some(v) = i.var() else { continue };
-            let (write, plain) = match i {
-                Instr::Lock(l) => {
-                    held.insert(l.clone());
-                    continue;
-                }
-                Instr::Unlock(l) => {
-                    held.remove(l);
-                    continue;
-                }
-                Instr::Trylock { var, reg } => {
-                    let ok = prog.exists.iter().any(|c| {
-                        matches!(c, Cond::Reg { thread, reg: r, val: 1 } if *thread == t && r == reg)
-                    });
-                    if ok {
-                        held.insert(var.clone());
-                    }
-                    continue;
-                }
-                Instr::IsLocked { .. } => continue,
-                Instr::Load { load, .. } => (false, *load == Load::Plain),
-                Instr::Store { store, .. } => (true, *store == Store::Plain),
-                _ => (true, false),
-            };
-            list.push((v.to_string(), write, plain, held.clone()));
-        }
-        accs.push(list);
-    }
+    let accs = thread_accesses(prog);
     let mut out = BTreeSet::new();
     for (t, a) in accs.iter().enumerate() {
         for b in accs.iter().skip(t + 1) {
-            for (v, wa, pa, ha) in a {
-                for (w, wb, pb, hb) in b {
-                    if v == w && (*wa || *wb) && (*pa || *pb) && ha.is_disjoint(hb) {
-                        out.insert(v.clone());
+            for x in a {
+                for y in b {
+                    if x.var == y.var
+                        && (x.write || y.write)
+                        && (x.plain.is_some() || y.plain.is_some())
+                        && x.held.is_disjoint(&y.held)
+                    {
+                        out.insert(x.var.clone());
                     }
                 }
             }
@@ -360,61 +387,87 @@ pub fn plain_races(prog: &Program) -> Vec<String> {
     out.into_iter().collect()
 }
 
-/// The header lines of a test with plain races ([`plain_races`]): the
-/// `Flag: data-race` herd7 is expected to print, and why the kernel has
-/// the race; none for a race-free test.
-pub fn race_note(prog: &Program) -> Vec<String> {
+/// The kind of a litmus variable, as the tables name it, from its name
+/// (`m1_state0` is a counter, `m2_updated_next0` an `updated_next`).
+fn kind_of(v: &str) -> Option<VarKind> {
+    let base = v.split_once('_').map_or(v, |(m, rest)| {
+        if m.starts_with('m') && m[1..].chars().all(|c| c.is_ascii_digit()) {
+            rest
+        } else {
+            v
+        }
+    });
+    let base = base.trim_end_matches(|c: char| c.is_ascii_digit());
+    Some(match base {
+        "state" => VarKind::State,
+        "agg" => VarKind::Aggregate,
+        "thr" => VarKind::Threshold,
+        "updates" => VarKind::StatsUpdates,
+        "updated_next" => VarKind::UpdatedNext,
+        "lnode_next" => VarKind::LlistNode,
+        "lhead_first" => VarKind::LlistHead,
+        "flush_next_time" => VarKind::FlushTime,
+        _ => return None,
+    })
+}
+
+/// The header lines of a test with plain races ([`plain_races`]): which
+/// accesses race, as the kernel spells them, and what the kernel says of
+/// each race (`release`'s words at the site, or "undocumented in the
+/// kernel"); none for a race-free test. The `Result:` line says
+/// `DATARACE` beside them.
+pub fn race_note(prog: &Program, release: &Release) -> Vec<String> {
     let races = plain_races(prog);
     if races.is_empty() {
         return Vec::new();
     }
-    let kind = |v: &str| {
-        let base = v.split_once('_').map_or(v, |(m, rest)| {
-            if m.starts_with('m') && m[1..].chars().all(|c| c.is_ascii_digit()) {
-                rest
-            } else {
-                v
-            }
-        });
-        if base.starts_with("state") {
-            "state"
-        } else if base == "agg" {
-            "agg"
-        } else if base.starts_with("updates") {
-            "updates"
-        } else {
-            "other"
-        }
-    };
-    let kinds: BTreeSet<&str> = races.iter().map(|v| kind(v)).collect();
+    let accs = thread_accesses(prog);
     let mut text = format!(
-        "Flag: data-race (expected: plain accesses to {} race with another \
-         thread's).",
+        "Data race (the DATARACE of the Result line: herd7 is expected to \
+         print Flag data-race) on {}.",
         races.join(", ")
     );
-    if kinds.contains("state") {
-        text += " The owner's __this_cpu_add() to its counter, a per-CPU \
-                 operation not atomic against other CPUs, is plain, and \
-                 mem_cgroup_css_rstat_flush() reads the counter remotely with \
-                 READ_ONCE(): the kernel marks only the reader, and of the \
-                 update/flush race cgroup_rstat_updated() says \"This may race \
-                 leading to temporary inaccuracies, which is fine.\"";
-    }
-    if kinds.contains("agg") {
-        text += " The flusher's `+=` of the aggregate under cgroup_rstat_lock \
-                 is plain, and memcg_page_state() reads it without the lock \
-                 with READ_ONCE(): a race the kernel accepts by marking the \
-                 reader.";
-    }
-    if kinds.contains("updates") {
-        text += " The owner's this_cpu_add_return()/this_cpu_xchg() of \
-                 stats_updates are per-CPU operations, not atomic against the \
-                 flusher's remote WRITE_ONCE() reset: a race of the kernel's \
-                 own, not one the export adds.";
-    }
-    if kinds.contains("other") {
-        text += " Any other plain race is the variant's own (a mutant's bug, \
-                 or a finding), not one the kernel accepts.";
+    for v in &races {
+        let kind = kind_of(v);
+        let mut who: Vec<String> = Vec::new();
+        let mut words: Vec<(&'static str, &'static str)> = Vec::new();
+        for (t, list) in accs.iter().enumerate() {
+            for x in list.iter().filter(|x| &x.var == v) {
+                let spelled = match x.plain {
+                    Some("") => format!("plain {}", if x.write { "store" } else { "load" }),
+                    Some(k) => format!("{k} (plain)"),
+                    None => x.marked.clone(),
+                };
+                let me = format!("{}'s {spelled}", prog.threads[t].note);
+                if !who.contains(&me) {
+                    who.push(me);
+                }
+                let said = release.sites().into_iter().find(|m| {
+                    Some(m.var) == kind && Some(m.spelling) == x.plain && m.race.is_some()
+                });
+                if let Some(m) = said {
+                    let w = (m.func, m.race.unwrap_or_default());
+                    if !words.contains(&w) {
+                        words.push(w);
+                    }
+                }
+            }
+        }
+        text += &format!(" {v}: {}; ", who.join(", "));
+        if kind.is_none() {
+            text += "the variant's own variable, not the kernel's.";
+        } else if words.is_empty() {
+            text += "undocumented in the kernel.";
+        } else {
+            let quoted: Vec<String> = words
+                .iter()
+                .map(|(f, w)| format!("{f} says \"{w}\""))
+                .collect();
+            text += &quoted.join(" and ");
+            if !text.ends_with('.') && !text.ends_with(".\"") {
+                text.push('.');
+            }
+        }
     }
     text += " A racy test's verdict carries no LKMM guarantee.";
     crate::observe::record::wrap(&text, 70)

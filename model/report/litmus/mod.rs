@@ -7,9 +7,12 @@
 
 pub mod export;
 pub mod herd;
+pub mod judge;
 pub mod prog;
+mod render;
 pub mod run;
 pub mod shapes;
+mod slice;
 pub mod translate;
 
 pub use export::{export, program};

@@ -174,15 +174,21 @@ impl<P: Platform> Mem<P> {
         }
     }
 
-    /// Run `t`; its registers, indexed by number.
+    /// Run `t`; its registers, indexed by number (a register an untaken
+    /// `if` leaves unset is 0, as in herd7).
     fn exec(&self, t: &Thread) -> BTreeMap<usize, i64> {
         let mut regs = BTreeMap::new();
-        for i in &t.body {
+        self.run(&t.body, &mut regs);
+        regs
+    }
+
+    fn run(&self, body: &[Instr], regs: &mut BTreeMap<usize, i64>) {
+        for i in body {
             match i {
                 Instr::Load { load, var, reg } => {
                     let x = self.word(var);
                     let v = match load {
-                        Load::Once | Load::Plain => read_once(x),
+                        Load::Once | Load::Plain(_) => read_once(x),
                         Load::Acquire => smp_load_acquire(x),
                         Load::Atomic => atomic_read(x),
                     };
@@ -191,7 +197,7 @@ impl<P: Platform> Mem<P> {
                 Instr::Store { store, var, val } => {
                     let x = self.word(var);
                     match store {
-                        Store::Once | Store::Plain => write_once(x, *val),
+                        Store::Once | Store::Plain(_) => write_once(x, *val),
                         Store::Release => smp_store_release(x, *val),
                         Store::Atomic => atomic_set(x, *val),
                     }
@@ -224,9 +230,14 @@ impl<P: Platform> Mem<P> {
                 Instr::IsLocked { var, reg } => {
                     regs.insert(*reg, i64::from(spin_is_locked(self.lock(var))));
                 }
+                Instr::If { reg, eq, val, body } => {
+                    let r = regs.get(reg).copied().unwrap_or(0);
+                    if (r == *val) == *eq {
+                        self.run(body, regs);
+                    }
+                }
             }
         }
-        regs
     }
 }
 
@@ -258,7 +269,7 @@ impl Scenario for Run {
             .exists
             .iter()
             .map(|c| match c {
-                Cond::Reg { thread, reg, .. } => regs[*thread][reg],
+                Cond::Reg { thread, reg, .. } => regs[*thread].get(reg).copied().unwrap_or(0),
                 Cond::Var { var, .. } => read_once(mem.word(var)),
             })
             .collect();

@@ -1,9 +1,17 @@
 //! From a trace's structured accesses to litmus statements: which kernel
 //! variable each access touches, by which primitive, and the initial
 //! values the trace implies.
+//!
+//! The primitive is the kernel's, not the model's: each access is looked up
+//! in the release's table of access sites ([`crate::kernel::marking`]) and
+//! written as LKMM sees that marking (`data_race()` and the per-CPU
+//! operations are plain C accesses, with the kernel's spelling as a
+//! comment). An access with no site there (a mutant's, a candidate's own
+//! code) keeps the model's idiom.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::kernel::marking::{Mark, Marking, Release};
 use crate::observe::record::Step;
 use crate::vocab::obs::{Access, Actor, Idiom, LockName, Op, Var};
 
@@ -82,6 +90,15 @@ pub(super) struct Acc {
     /// Whether it is a plain load (a candidate for a stale read).
     pub(super) load: bool,
     pub(super) lock: Option<Held>,
+    /// The kernel's site of this access in the release's table, if it has
+    /// one.
+    pub(super) site: Option<&'static Marking>,
+    /// Whether this load is a reader's gate that decided to flush
+    /// (`mem_cgroup_flush_stats()`'s test, the "-> flush" step after it).
+    pub(super) gate: bool,
+    /// Whether it comes after main joined every thread (main's quiescent
+    /// read and final flush, and whatever runs after them, one at a time).
+    pub(super) joined: bool,
 }
 
 impl Acc {
@@ -98,9 +115,11 @@ impl Acc {
     }
 }
 
-/// The translation of one access by `actor`; `None` for accesses the test
-/// leaves out.
-pub(super) fn translate(actor: Actor, a: Access) -> Option<Acc> {
+/// The translation of one access by `actor` under `release`'s markings
+/// (`cpu_lock`: the actor holds a `cgroup_rstat_cpu_lock`): none for
+/// accesses the test leaves out, two for a per-CPU read-modify-write the
+/// trace reports as one step (`this_cpu_cmpxchg()`).
+pub(super) fn translate(actor: Actor, a: Access, release: &Release, cpu_lock: bool) -> Vec<Acc> {
     let fence = |f| Acc {
         actor,
         var: None,
@@ -110,14 +129,19 @@ pub(super) fn translate(actor: Actor, a: Access) -> Option<Acc> {
         write: None,
         load: false,
         lock: None,
+        site: None,
+        gate: false,
+        joined: false,
     };
     match a.idiom {
-        Idiom::SmpMb => return Some(fence(Fence::Mb)),
-        Idiom::SmpRmb => return Some(fence(Fence::Rmb)),
-        Idiom::SmpWmb => return Some(fence(Fence::Wmb)),
+        Idiom::SmpMb => return vec![fence(Fence::Mb)],
+        Idiom::SmpRmb => return vec![fence(Fence::Rmb)],
+        Idiom::SmpWmb => return vec![fence(Fence::Wmb)],
         _ => {}
     }
-    let name = c_name(a.var)?;
+    let Some(name) = c_name(a.var) else {
+        return Vec::new();
+    };
     let mut acc = Acc {
         actor,
         var: Some(name.clone()),
@@ -127,7 +151,93 @@ pub(super) fn translate(actor: Actor, a: Access) -> Option<Acc> {
         write: a.op.written(),
         load: false,
         lock: None,
+        site: None,
+        gate: false,
+        joined: false,
     };
+    if let Var::State { cpu, .. } = a.var {
+        if actor != Actor::Cpu(cpu.into()) && a.op.written().is_some() {
+            acc.instr = Err(format!(
+                "{actor} wrote {}, CPU {cpu}'s counter, with a per-CPU operation",
+                a.var
+            ));
+            return vec![acc];
+        }
+    }
+    if let Some(site) = release.find(actor, a, cpu_lock) {
+        acc.site = Some(site);
+        return as_marked(acc, site, a.op);
+    }
+    by_idiom(acc, a)
+}
+
+/// `acc` written as the kernel marks it (`site`).
+fn as_marked(mut acc: Acc, site: &'static Marking, op: Op) -> Vec<Acc> {
+    let n = acc.var.clone().unwrap_or_default();
+    let spelled = Some(site.spelling);
+    let no_form = |acc: &Acc| {
+        format!(
+            "no LKMM form for {}'s {} ({:?}) on {n}",
+            acc.actor, site.spelling, op
+        )
+    };
+    let load = |acc: &mut Acc, i: Instr, x: i64| {
+        acc.instr = Ok(i);
+        acc.reg_val = Some(x);
+        acc.load = true;
+    };
+    match (site.mark, op) {
+        (m, Op::Read(x)) if m.plain_to_lkmm() => load(&mut acc, plain_load(&n, spelled), x),
+        (m, Op::Write(x)) if m.plain_to_lkmm() => acc.instr = Ok(plain_store(&n, x, spelled)),
+        // The owner's add to its own counter: a store of the running sum,
+        // as the owner is the counter's only writer.
+        (m, Op::Add { new, .. }) if m.plain_to_lkmm() => {
+            acc.instr = Ok(plain_store(&n, new, spelled))
+        }
+        // this_cpu_cmpxchg() against another CPU: a load, then a store.
+        (Mark::PerCpu, Op::CmpXchg { old, new, ok: true }) => {
+            let mut store = acc.clone();
+            load(&mut acc, plain_load(&n, spelled), old);
+            acc.write = None;
+            store.instr = Ok(plain_store(&n, new, spelled));
+            store.read = None;
+            return vec![acc, store];
+        }
+        (_, Op::CmpXchg { ok: false, .. }) => {
+            acc.instr = Err(format!(
+                "{}'s {} on {n} failed, and the trace does not record the value it expected",
+                acc.actor, site.spelling
+            ))
+        }
+        (Mark::ReadOnce, Op::Read(x)) => load(&mut acc, Instr::read_once(&n, 0), x),
+        (Mark::Atomic, Op::Read(x)) => load(&mut acc, Instr::atomic_read(&n, 0), x),
+        (Mark::LoadAcquire, Op::Read(x)) => load(&mut acc, Instr::load_acquire(&n, 0), x),
+        (Mark::WriteOnce, Op::Write(x)) => acc.instr = Ok(Instr::write_once(&n, x)),
+        (Mark::Atomic, Op::Write(x)) => acc.instr = Ok(Instr::atomic_set(&n, x)),
+        (Mark::Atomic, Op::Add { val, .. }) => acc.instr = Ok(Instr::atomic_add(&n, val)),
+        (Mark::Atomic, Op::Xchg { old, new }) => {
+            acc.instr = Ok(Instr::atomic_xchg(&n, new, 0));
+            acc.reg_val = Some(old);
+        }
+        (Mark::Atomic | Mark::Cmpxchg, Op::CmpXchg { old, new, ok: true }) => {
+            acc.instr = Ok(Instr::cmpxchg(&n, old, new, 0));
+            acc.reg_val = Some(old);
+        }
+        _ => acc.instr = Err(no_form(&acc)),
+    }
+    vec![acc]
+}
+
+/// `acc` written with the model's own idiom: an access the release's
+/// table has no site for.
+fn by_idiom(mut acc: Acc, a: Access) -> Vec<Acc> {
+    let actor = acc.actor;
+    let name = acc.var.clone().unwrap_or_default();
+    let with_reg = |acc: &mut Acc, i: Instr, v: i64| {
+        acc.instr = Ok(i);
+        acc.reg_val = Some(v);
+    };
+    let n = name.as_str();
     let this_cpu = matches!(
         a.idiom,
         Idiom::ThisCpuAdd
@@ -136,32 +246,15 @@ pub(super) fn translate(actor: Actor, a: Access) -> Option<Acc> {
             | Idiom::ThisCpuWrite
             | Idiom::ThisCpuXchg
     );
-    let shared_pcpu = matches!(a.var, Var::StatsUpdates { memcg: Some(_), .. });
-    if this_cpu && !shared_pcpu {
-        let Var::State { cpu, .. } = a.var else {
-            // CPU-local: no other thread can observe it.
-            return None;
-        };
-        if actor != Actor::Cpu(cpu.into()) {
-            acc.instr = Err(format!(
-                "{actor} used a this_cpu operation on {}, CPU {cpu}'s counter",
-                a.var
-            ));
-            return Some(acc);
-        }
-        // The owner is the only writer: its own reads are determined, and
-        // its updates are stores of the running value, plain as the
-        // kernel's `__this_cpu_add` is against the flusher's remote read.
-        let v = a.op.written()?;
-        acc.instr = Ok(plain_store(&name, v));
-        return Some(acc);
-    }
-    let with_reg = |acc: &mut Acc, i: Instr, v: i64| {
-        acc.instr = Ok(i);
-        acc.reg_val = Some(v);
-    };
-    let n = name.as_str();
     match (a.idiom, a.op) {
+        // A per-CPU operation the table does not know: plain, as every
+        // per-CPU operation is against another CPU.
+        (_, Op::Add { new, .. }) if this_cpu => acc.instr = Ok(plain_store(n, new, None)),
+        (_, Op::Read(x)) if this_cpu => {
+            with_reg(&mut acc, plain_load(n, None), x);
+            acc.load = true;
+        }
+        (_, Op::Write(x)) if this_cpu => acc.instr = Ok(plain_store(n, x, None)),
         (Idiom::AtomicRead, Op::Read(x)) => {
             with_reg(&mut acc, Instr::atomic_read(n, 0), x);
             acc.load = true;
@@ -189,32 +282,15 @@ pub(super) fn translate(actor: Actor, a: Access) -> Option<Acc> {
             acc.load = true;
         }
         (Idiom::StoreRelease, Op::Write(x)) => acc.instr = Ok(Instr::store_release(n, x)),
-        // v6.17's this_cpu_add_return/this_cpu_xchg against the flusher's
-        // remote store: a load and a store (see kernel::percpu).
-        // Per-CPU operations are atomic against the owner's interrupts,
-        // not against other CPUs: plain.
-        (Idiom::ThisCpuAddReturn | Idiom::ThisCpuXchg, Op::Read(x)) => {
-            with_reg(&mut acc, plain_load(n), x);
-            acc.load = true;
-        }
-        (Idiom::ThisCpuAddReturn | Idiom::ThisCpuXchg, Op::Write(x)) => {
-            acc.instr = Ok(plain_store(n, x))
-        }
         // A spin_lock that had to wait: its successful attempt follows.
-        (Idiom::SpinLock, Op::CmpXchg { ok: false, .. }) => return None,
+        (Idiom::SpinLock, Op::CmpXchg { ok: false, .. }) => return Vec::new(),
         (Idiom::Plain, Op::Read(x)) => {
-            with_reg(&mut acc, plain_load(n), x);
+            with_reg(&mut acc, plain_load(n, None), x);
             acc.load = true;
-        }
-        // The aggregate's `+=` under the lock is plain in the kernel
-        // (readers use READ_ONCE): herd7 flags the race, the header says
-        // why the kernel accepts it.
-        (_, Op::Write(x)) if matches!(a.var, Var::Aggregate { .. }) => {
-            acc.instr = Ok(plain_store(n, x))
         }
         (Idiom::WriteOnce, Op::Write(x)) => acc.instr = Ok(Instr::write_once(n, x)),
         // A plain C store: herd7 reports a data race if two are unordered.
-        (Idiom::Plain, Op::Write(x)) => acc.instr = Ok(plain_store(n, x)),
+        (Idiom::Plain, Op::Write(x)) => acc.instr = Ok(plain_store(n, x, None)),
         (Idiom::SpinTrylock, Op::CmpXchg { ok, .. }) => {
             let i = Instr::Trylock {
                 var: name.clone(),
@@ -252,33 +328,83 @@ pub(super) fn translate(actor: Actor, a: Access) -> Option<Acc> {
             ))
         }
     }
-    Some(acc)
+    vec![acc]
 }
 
-/// `*var = val`.
-fn plain_store(var: &str, val: i64) -> Instr {
+/// `*var = val`, with the kernel's spelling as a comment.
+fn plain_store(var: &str, val: i64, kernel: Option<&'static str>) -> Instr {
     Instr::Store {
-        store: Store::Plain,
+        store: Store::Plain(kernel),
         var: var.to_string(),
         val,
     }
 }
 
-/// `r = *var`.
-fn plain_load(var: &str) -> Instr {
+/// `r = *var`, with the kernel's spelling as a comment.
+fn plain_load(var: &str, kernel: Option<&'static str>) -> Instr {
     Instr::Load {
-        load: Load::Plain,
+        load: Load::Plain(kernel),
         var: var.to_string(),
         reg: 0,
     }
 }
 
-/// Every access of `steps` the test can speak of, in trace order.
-pub(super) fn accesses(steps: &[Step]) -> Vec<Acc> {
-    steps
-        .iter()
-        .filter_map(|s| translate(s.actor, s.access?))
-        .collect()
+/// The step text of a reader's decision to flush (see
+/// [`crate::observe::record::step_text`]).
+const FLUSH_DECISION: &str = "-> flush";
+
+/// Every access of `steps` the test can speak of, in trace order, marked
+/// as `release` marks them.
+pub(super) fn accesses(steps: &[Step], release: &Release) -> Vec<Acc> {
+    let mut held: BTreeMap<Actor, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut joined = false;
+    let mut out: Vec<Acc> = Vec::new();
+    for s in steps {
+        if s.actor == Actor::Main && s.text == "(all joined)" {
+            joined = true;
+        }
+        let Some(a) = s.access else {
+            if s.text == FLUSH_DECISION {
+                // The gate is the actor's load just before its decision.
+                if let Some(g) = out.iter_mut().rev().find(|x| x.actor == s.actor) {
+                    if matches!(g.instr, Ok(Instr::Load { .. }))
+                        && g.var().is_some_and(is_threshold)
+                    {
+                        g.gate = true;
+                    }
+                }
+            }
+            continue;
+        };
+        let h = held.entry(s.actor).or_default();
+        let cpu_lock = h.keys().any(|l| l.starts_with("rstat_cpu"));
+        for mut acc in translate(s.actor, a, release, cpu_lock) {
+            // main runs only after the joins (it is the last CPU, under that
+            // CPU's name, before them).
+            acc.joined = joined || s.actor == Actor::Main;
+            if let Some(l) = acc.var.clone() {
+                match acc.lock {
+                    Some(Held::Takes) => *h.entry(l).or_default() += 1,
+                    Some(Held::Drops) => {
+                        if let Some(c) = h.get_mut(&l) {
+                            *c -= 1;
+                            if *c == 0 {
+                                h.remove(&l);
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
+            out.push(acc);
+        }
+    }
+    out
+}
+
+/// Whether the litmus variable `v` is a threshold (`thr`, `m1_thr`).
+fn is_threshold(v: &str) -> bool {
+    v == "thr" || v.ends_with("_thr")
 }
 
 /// Each data variable's initial value: the first value a load or RMW
@@ -306,4 +432,18 @@ pub(super) fn initial_values(accs: &[Acc]) -> BTreeMap<String, i64> {
         }
     }
     init
+}
+
+/// Each access of `steps` as the export writes it: who, the kernel site
+/// the release's table has for it (if any), and the statement or why there
+/// is none; for comparing the export with the table.
+pub fn marked(
+    steps: &[Step],
+    release: &Release,
+) -> Vec<(Actor, Option<&'static Marking>, Result<Instr, String>)> {
+    accesses(steps, release)
+        .into_iter()
+        .filter(|a| a.var.is_some() && !a.is_lock())
+        .map(|a| (a.actor, a.site, a.instr))
+        .collect()
 }

@@ -1,0 +1,300 @@
+//! v6.17 to v7.1 (busysteve/linux-6.17.0-rust-ported-c@1e9822c103f8,
+//! under `linux/`): `this_cpu_*` counting and the llist.
+
+use super::site::By::{Flusher, Updater};
+use super::site::Kind::{Load, Rmw, Store};
+use super::site::Mark::*;
+use super::site::VarKind::*;
+use super::site::{m, Marking, Release};
+
+use crate::vocab::obs::Idiom;
+
+/// v6.17's sites (through v7.1): `this_cpu_*` counting, the llist.
+const V6_17_MARKINGS: &[Marking] = &[
+    // v6.17 mm/memcontrol.c:700 (:745 for the lruvec form): this_cpu_add(),
+    // no longer __this_cpu_add().
+    m(
+        State,
+        Updater,
+        Rmw,
+        Some(Idiom::ThisCpuAdd),
+        PerCpu,
+        "this_cpu_add()",
+        "mod_memcg_state()",
+        "v6.17 mm/memcontrol.c:700",
+    ),
+    // v6.17 mm/memcontrol.c:3999 (mem_cgroup_stat_aggregate(), called by
+    // mem_cgroup_css_rstat_flush()).
+    m(
+        State,
+        Flusher,
+        Load,
+        Some(Idiom::ReadOnce),
+        ReadOnce,
+        "READ_ONCE()",
+        "mem_cgroup_stat_aggregate()",
+        "v6.17 mm/memcontrol.c:3999",
+    ),
+    m(
+        Aggregate,
+        Flusher,
+        Store,
+        None,
+        Plain,
+        "+=",
+        "mem_cgroup_stat_aggregate()",
+        "v6.17 mm/memcontrol.c:4011",
+    ),
+    m(
+        Aggregate,
+        Flusher,
+        Load,
+        Some(Idiom::ReadOnce),
+        ReadOnce,
+        "READ_ONCE()",
+        "memcg_page_state()",
+        "v6.17 mm/memcontrol.c:656",
+    ),
+    // v6.17 mm/memcontrol.c:559 (memcg_vmstats_needs_flush()), :591, :4125.
+    m(
+        Threshold,
+        Updater,
+        Load,
+        Some(Idiom::AtomicRead),
+        Atomic,
+        "atomic_read()",
+        "memcg_vmstats_needs_flush()",
+        "v6.17 mm/memcontrol.c:559",
+    ),
+    m(
+        Threshold,
+        Updater,
+        Rmw,
+        Some(Idiom::AtomicAdd),
+        Atomic,
+        "atomic_add()",
+        "memcg_rstat_updated()",
+        "v6.17 mm/memcontrol.c:591",
+    ),
+    m(
+        Threshold,
+        Flusher,
+        Load,
+        Some(Idiom::AtomicRead),
+        Atomic,
+        "atomic_read()",
+        "memcg_vmstats_needs_flush()",
+        "v6.17 mm/memcontrol.c:559",
+    ),
+    m(
+        Threshold,
+        Flusher,
+        Store,
+        Some(Idiom::AtomicSet),
+        Atomic,
+        "atomic_set()",
+        "mem_cgroup_css_rstat_flush()",
+        "v6.17 mm/memcontrol.c:4125",
+    ),
+    // v6.17 mm/memcontrol.c:585, :590, :4122.
+    m(
+        StatsUpdates,
+        Updater,
+        Load,
+        Some(Idiom::ThisCpuAddReturn),
+        PerCpu,
+        "this_cpu_add_return()",
+        "memcg_rstat_updated()",
+        "v6.17 mm/memcontrol.c:585",
+    ),
+    m(
+        StatsUpdates,
+        Updater,
+        Store,
+        Some(Idiom::ThisCpuAddReturn),
+        PerCpu,
+        "this_cpu_add_return()",
+        "memcg_rstat_updated()",
+        "v6.17 mm/memcontrol.c:585",
+    ),
+    m(
+        StatsUpdates,
+        Updater,
+        Load,
+        Some(Idiom::ThisCpuXchg),
+        PerCpu,
+        "this_cpu_xchg()",
+        "memcg_rstat_updated()",
+        "v6.17 mm/memcontrol.c:590",
+    ),
+    m(
+        StatsUpdates,
+        Updater,
+        Store,
+        Some(Idiom::ThisCpuXchg),
+        PerCpu,
+        "this_cpu_xchg()",
+        "memcg_rstat_updated()",
+        "v6.17 mm/memcontrol.c:590",
+    ),
+    m(
+        StatsUpdates,
+        Flusher,
+        Store,
+        Some(Idiom::WriteOnce),
+        WriteOnce,
+        "WRITE_ONCE()",
+        "mem_cgroup_css_rstat_flush()",
+        "v6.17 mm/memcontrol.c:4122",
+    ),
+    // v6.17 mm/memcontrol.c:606 and :634.
+    m(
+        FlushTime,
+        Flusher,
+        Store,
+        Some(Idiom::WriteOnce),
+        WriteOnce,
+        "WRITE_ONCE()",
+        "__mem_cgroup_flush_stats()",
+        "v6.17 mm/memcontrol.c:606",
+    ),
+    m(
+        FlushTime,
+        Flusher,
+        Load,
+        Some(Idiom::ReadOnce),
+        ReadOnce,
+        "READ_ONCE()",
+        "mem_cgroup_flush_stats_ratelimited()",
+        "v6.17 mm/memcontrol.c:634",
+    ),
+    // css_rstat_updated(), v6.17 kernel/cgroup/rstat.c:101 (llist_on_list():
+    // READ_ONCE(node->next), include/linux/llist.h:100); the claim, :118
+    // (this_cpu_cmpxchg() in v6.17.0; try_cmpxchg() in 7.2); llist_add():
+    // include/linux/llist.h:238 (READ_ONCE(head->first)), :241 (the plain
+    // `new_last->next = first`), :242 (try_cmpxchg()).
+    m(
+        LlistNode,
+        Updater,
+        Load,
+        Some(Idiom::ReadOnce),
+        ReadOnce,
+        "READ_ONCE()",
+        "llist_on_list()",
+        "v6.17 include/linux/llist.h:100 (rstat.c:101)",
+    ),
+    m(
+        LlistNode,
+        Updater,
+        Rmw,
+        None,
+        PerCpu,
+        "this_cpu_cmpxchg()",
+        "css_rstat_updated()",
+        "v6.17 kernel/cgroup/rstat.c:118",
+    ),
+    m(
+        LlistNode,
+        Updater,
+        Store,
+        None,
+        Plain,
+        "=",
+        "llist_add_batch()",
+        "v6.17 include/linux/llist.h:241",
+    ),
+    m(
+        LlistHead,
+        Updater,
+        Load,
+        Some(Idiom::ReadOnce),
+        ReadOnce,
+        "READ_ONCE()",
+        "llist_add_batch()",
+        "v6.17 include/linux/llist.h:238",
+    ),
+    m(
+        LlistHead,
+        Updater,
+        Rmw,
+        None,
+        Cmpxchg,
+        "try_cmpxchg()",
+        "llist_add_batch()",
+        "v6.17 include/linux/llist.h:242",
+    ),
+    // css_process_update_tree(): llist_del_first(), v6.17 lib/llist.c:35
+    // (smp_load_acquire()), :39 (READ_ONCE(entry->next)), :40
+    // (try_cmpxchg()); init_llist_node(), include/linux/llist.h:86.
+    m(
+        LlistHead,
+        Flusher,
+        Load,
+        Some(Idiom::LoadAcquire),
+        LoadAcquire,
+        "smp_load_acquire()",
+        "llist_del_first()",
+        "v6.17 lib/llist.c:35",
+    ),
+    m(
+        LlistHead,
+        Flusher,
+        Rmw,
+        None,
+        Cmpxchg,
+        "try_cmpxchg()",
+        "llist_del_first()",
+        "v6.17 lib/llist.c:40",
+    ),
+    m(
+        LlistNode,
+        Flusher,
+        Load,
+        Some(Idiom::ReadOnce),
+        ReadOnce,
+        "READ_ONCE()",
+        "llist_del_first()",
+        "v6.17 lib/llist.c:39",
+    ),
+    m(
+        LlistNode,
+        Flusher,
+        Store,
+        Some(Idiom::WriteOnce),
+        WriteOnce,
+        "WRITE_ONCE()",
+        "init_llist_node()",
+        "v6.17 include/linux/llist.h:86",
+    ),
+    // The tree, now the flusher's alone, under the ss rstat lock: v6.17
+    // kernel/cgroup/rstat.c:137, :142, :147 (__css_process_update_tree()),
+    // :287, :311, :248 (css_rstat_updated_list() and its children).
+    m(
+        UpdatedNext,
+        Flusher,
+        Load,
+        None,
+        Plain,
+        "plain read",
+        "__css_process_update_tree()",
+        "v6.17 kernel/cgroup/rstat.c:137,287",
+    ),
+    m(
+        UpdatedNext,
+        Flusher,
+        Store,
+        None,
+        Plain,
+        "=",
+        "__css_process_update_tree()",
+        "v6.17 kernel/cgroup/rstat.c:142,147,311,248",
+    ),
+];
+
+/// v6.17 to v7.1 (the llist of updated nodes).
+pub static V6_17: Release = Release {
+    name: "v6.17-v7.1",
+    covers: "v6.17 to v7.1 (v6.17.0's lines)",
+    markings: V6_17_MARKINGS,
+    base: None,
+};
