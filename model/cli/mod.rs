@@ -14,6 +14,7 @@ pub mod explain;
 pub mod findings;
 pub mod fuzz;
 pub mod kernels;
+pub mod kernels_judge;
 pub mod kernels_table;
 pub mod lifetime;
 pub mod litmus;

@@ -1,82 +1,11 @@
 //! Prediction against observation, one row per scenario and boot.
 
-use serde::{Deserialize, Serialize};
-
 use super::charge::Kernel;
 use super::predict::{predict_with, uses_slab, Predicted, ReadAt, Setup};
+pub use super::record::{Observation, Row, Verdict};
 pub use super::replay::Judged;
 use super::replay::{Lineage, Replay, Replayed};
-use super::spec::{Done, Hello, ReadRecord, Scenario, Start};
-
-/// What one boot of a kernel printed: the probe's records, parsed.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Observation {
-    /// The guest's facts (release, CPUs, kprobes).
-    pub hello: Hello,
-    /// Where each scenario's charges began.
-    pub starts: Vec<Start>,
-    /// Every read, in order.
-    pub reads: Vec<ReadRecord>,
-    /// How each scenario ended.
-    pub done: Vec<Done>,
-    /// The kernel's trace of the whole boot (`FCE` lines), in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub events: Vec<super::trace::Event>,
-    /// The C reproducer's run, if the harness asked for one.
-    #[serde(default)]
-    pub repro: super::trace::Repro,
-}
-
-/// A row's verdict.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The observation is one the model predicts.
-    Agree,
-    /// The observation differs from every prediction, unexplained.
-    Disagree,
-    /// The scenario did not run to the end (its error says why).
-    Failed,
-}
-
-/// One scenario on one boot: what the model predicts, what the kernel
-/// showed, and the verdict.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Row {
-    /// `6.1.192`, `6.12.107`, ...
-    pub kernel: String,
-    /// vCPUs (`num_online_cpus()`).
-    pub cpus: usize,
-    /// Scenario name.
-    pub scenario: String,
-    /// The observable compared, one phrase.
-    pub observable: String,
-    /// The model's prediction of it.
-    pub predicted: String,
-    /// What the kernel showed.
-    pub observed: String,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// For `Disagree` and `Failed`: why, one line; for an agreement, what
-    /// was compared.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub note: String,
-    /// How it was judged: `exact` (the kernel's trace replayed),
-    /// `calibrated` (the same, with one unseen input set once per boot),
-    /// or `fitted` (no trace: the old start-state search, a diagnosis).
-    #[serde(default = "fitted")]
-    pub judged: Judged,
-    /// Whether the row tells the release's protocol from the others: the
-    /// same trace replayed with another lineage's protocol (v6.0, v6.8,
-    /// v6.17) disagrees. A row that every lineage agrees with is an
-    /// agreement that does not discriminate.
-    #[serde(default)]
-    pub discriminating: bool,
-}
-
-fn fitted() -> Judged {
-    Judged::Fitted
-}
+use super::spec::{Done, ReadRecord, Scenario, Start};
 
 /// Judge every scenario of one boot against the scenarios that ship
 /// ([`super::spec::scenarios`]).
@@ -396,10 +325,10 @@ pub fn lineage_of(release: (u32, u32)) -> Lineage {
     }
 }
 
-/// The protocols a trace is replayed with to see whether a row
-/// discriminates: one of each lineage the model has for real releases.
-pub const LINEAGES: [(&str, (u32, u32)); 3] =
-    [("v6.0", (6, 1)), ("v6.8", (6, 12)), ("v6.17", (6, 16))];
+/// The releases whose protocols (the catalogue's, by release) a trace is
+/// replayed with to see whether a row discriminates: one release of each
+/// protocol the model has for real kernels (v6.0, v6.8, v6.17).
+pub const LINEAGES: [(u32, u32); 3] = [(6, 1), (6, 12), (6, 16)];
 
 /// Judge scenario `s` of one boot from the kernel's trace.
 pub fn exact(
@@ -430,13 +359,10 @@ pub fn exact(
         .run(&obs.events)
     };
     let own = replay(&variant, lineage_of(release));
-    let discriminating = LINEAGES.iter().any(|(name, rel)| {
-        if *name == variant.name {
-            return false;
-        }
-        crate::protocol::catalogue::by_name(name)
-            .map(|v| !replay(&v, lineage_of(*rel)).agrees())
-            .unwrap_or(false)
+    let discriminating = LINEAGES.iter().any(|&(major, minor)| {
+        crate::protocol::catalogue::for_release(major, minor).is_ok_and(|v| {
+            v.name != variant.name && !replay(&v, lineage_of((major, minor))).agrees()
+        })
     });
     let judged = if lineage_of(release) == Lineage::Global && !own.uncalibrated.is_empty() {
         Judged::Calibrated

@@ -17,6 +17,7 @@ pub mod judge;
 pub mod loss;
 pub mod plan;
 pub mod predict;
+pub mod record;
 pub mod replay;
 pub mod spec;
 pub mod trace;

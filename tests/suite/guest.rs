@@ -52,7 +52,14 @@ fn the_initramfs_reads_back() {
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(
         names,
-        ["dev", "dev/console", "dev/null", "init", "plan.json", "scenarios.json"]
+        [
+            "dev",
+            "dev/console",
+            "dev/null",
+            "init",
+            "plan.json",
+            "scenarios.json"
+        ]
     );
     let by = |n: &str| entries.iter().find(|e| e.name == n).unwrap();
     assert_eq!(by("dev").mode, 0o040755);

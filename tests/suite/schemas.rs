@@ -235,7 +235,10 @@ fn every_json_output_fits_its_schema() {
             "bench --fixes --finding c1-bound --threads 1 --updates 2048 --reps 1 --json",
         ),
         ("perf", "perf --seeds 1 --no-growth --budget 1 --json"),
-        ("kernels", "kernels --from tests/consoles --kernel 7.3 --json"),
+        (
+            "kernels",
+            "kernels --from tests/consoles --kernel 7.3 --json",
+        ),
         (
             "kernels-plan",
             "kernels --plan --kernel 7.3.4+deb13-amd64 --cpus 1,2 --json",
