@@ -4,7 +4,7 @@
 //! the kernel ran it, on the scenario's CPUs (`pin` moves the task; each
 //! CPU has its LRU add batch and objcg stock, and its updates are the
 //! model's `Actor::Cpu(c)`), with the protocol of the kernel's lineage
-//! built on [`Bare`].
+//! built on [`Bare`](crate::explore::Bare).
 //!
 //! [`derive`] is the derivation alone: the scenario's calls in order, with
 //! its reads placed among them; [`check_trace`] compares it with the

@@ -15,7 +15,7 @@ pub const MTHP_NR: i64 = 16;
 pub const NR_OBJ_STOCK: usize = 5;
 
 /// The kernel a scenario runs on, as the model's side sees it: the release
-/// whose update calls [`Cpu`] derives, and the release whose protocol the
+/// whose update calls [`Cpu`](super::Cpu) derives, and the release whose protocol the
 /// model runs (the same, but for [`Kernel::with_break`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Kernel {

@@ -34,7 +34,7 @@ pub struct Setup {
     pub own_tables: i64,
     /// Pages already in the probe's memfd (made once per boot: earlier
     /// scenarios' `shmem4k` pages stay): where its xarray stands
-    /// ([`shmem_before`]).
+    /// ([`shmem_before`](super::shmem_before)).
     pub shmem_pages: usize,
     /// Whether the probe's THP mapping has its `anon_vma` (an earlier
     /// scenario of the boot faulted a THP: the start record's `thp` is not

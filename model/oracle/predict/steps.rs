@@ -43,7 +43,7 @@ pub enum Step {
     /// The task on `cpu` left an object to an RCU callback: its free
     /// reaches that CPU's objcg stock at a grace period's end, which no
     /// derivation knows, so the stock's calls on that CPU from here are
-    /// uncertain ([`check_trace`] leaves them out).
+    /// uncertain ([`check_trace`](super::check_trace) leaves them out).
     Rcu {
         /// The CPU.
         cpu: usize,
