@@ -52,11 +52,12 @@ impl Counterexample {
     /// ([`crate::observe::listing`]), under the set-up in kernel words and
     /// above `conclusion`.
     pub fn listing(&self, width: usize, conclusion: &str) -> String {
-        crate::observe::listing::render_listing(
+        crate::observe::listing::render_listing_as(
             &kernel_setup(&self.cfg, self.family),
             &self.steps,
             conclusion,
             width,
+            &crate::observe::listing::dialect_of(&self.variant),
         )
     }
 

@@ -5,7 +5,10 @@
 //! driver's job (crate::drive::explain).
 
 pub mod counterexample;
+pub mod kdiff;
 pub mod litmus;
+pub mod mail;
+pub mod price;
 pub mod program;
 pub mod token;
 

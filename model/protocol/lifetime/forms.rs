@@ -49,6 +49,7 @@ use crate::kernel::rcu::{
 use crate::kernel::{
     atomic_add_return, read_once, spin_lock, spin_unlock, Atomic, LockName, SpinLock, Var,
 };
+use crate::protocol::lifetime::css_list::{CssList, NEW, OLD};
 use crate::protocol::memcg::ROOT_MEM_CGROUP;
 use crate::protocol::per_memcg::rstat::RstatTree;
 use crate::protocol::per_memcg::rstat_llist::{self, TreeV6_17};
@@ -69,9 +70,6 @@ pub const POISON: i64 = -0x6b6b;
 pub struct CssState<P: Platform> {
     /// `css->refcnt` (a percpu_ref in atomic mode once killed at offline).
     pub refcnt: Atomic<P>,
-    /// Whether the css is on its cgroup's `rstat_css_list` (v4.18-v6.15;
-    /// `list_del_rcu()` at release).
-    pub rstat_css_node: Atomic<P>,
     /// `css->online_cnt`: 1 plus the children still online; a css goes
     /// offline only after all its children have.
     pub online_cnt: Atomic<P>,
@@ -92,9 +90,15 @@ pub struct CgroupState<P: Platform> {
     /// child cgroup is freed).
     ///
     /// NOTE(kernel): the cgroup's base reference, which `cgroup_rmdir()`
-    /// kills before the memcg can be released, is left out; so are the
-    /// other controllers' csses.
+    /// kills before the memcg can be released, is left out (it is in when
+    /// the cgroup outlives its memory css, [`crate::config::Death::relink`]);
+    /// so are the other controllers' csses.
     pub refcnt: Atomic<P>,
+    /// `cgrp->rstat_css_list` (v4.18-v6.15), with the memcg's css on it.
+    pub rstat_css_list: CssList<P>,
+    /// `cgrp->subsys[memory_cgrp_id]`: non-zero while a memory css of the
+    /// cgroup is online (`online_css()` sets it, `offline_css()` clears it).
+    pub subsys: Atomic<P>,
 }
 
 /// The kernel state of one lifetime execution: the v6.8-lineage statistics
@@ -109,6 +113,15 @@ pub struct Life<P: Platform> {
     pub objcg: RcuPointer<P>,
     /// `objcg_lock`, which serialises reparenting.
     pub objcg_lock: SpinLock<P>,
+    /// `cgroup_mutex`, held by `css_killed_work_fn()`,
+    /// `css_release_work_fn()` and `css_create()`.
+    ///
+    /// NOTE(kernel): held in every version; the model takes it in the forms
+    /// with `rstat_css_list`, where it orders the list's writers
+    /// (`init_and_link_css()` against `css_release_work_fn()`). The forms
+    /// without the list run offline and release unserialised, a superset of
+    /// the kernel's interleavings.
+    pub cgroup_mutex: SpinLock<P>,
     /// The css of each memcg.
     pub css: Vec<CssState<P>>,
     /// The cgroup of each memcg.
@@ -121,6 +134,9 @@ fn css_name(field: &'static str, m: u8) -> Var {
 
 /// `cgrp->self.refcnt` of memcg `m`'s cgroup: not a word of the memcg, so
 /// not a [`Var::Css`] (the memcg is freed before its cgroup).
+/// `cgrp->subsys[memory_cgrp_id]` of memcg `m`'s cgroup.
+const SUBSYS_NAMES: [&str; 3] = ["cgrp->subsys", "cgrp->subsys.1", "cgrp->subsys.2"];
+
 fn cgroup_refcnt_name(m: u8) -> Var {
     const NAMES: [&str; 3] = ["self.refcnt", "self.refcnt.1", "self.refcnt.2"];
     Var::Other {
@@ -142,6 +158,7 @@ impl<P: Platform> Life<P> {
     ) -> Self {
         // Readers: the CPUs, the periodic work, main.
         let threads = env.cfg.cpus + 2;
+        let relink = env.cfg.death.is_some_and(|d| d.relink);
         let mut mm = State::new(env);
         mm.rstat = Some(RstatTree::new(&mm.env.cfg));
         let css = (0..mm.memcgs.len() as u8)
@@ -156,7 +173,6 @@ impl<P: Platform> Life<P> {
                         css_name("refcnt", m),
                         1 + children + if m == CHILD { folio_refs } else { 0 },
                     ),
-                    rstat_css_node: Atomic::new(css_name("rstat_css_node", m), 1),
                     online_cnt: Atomic::new(css_name("online_cnt", m), 1 + children),
                     dying: Atomic::new(css_name("dying", m), 0),
                 }
@@ -167,8 +183,19 @@ impl<P: Platform> Life<P> {
                 let children = (0..mm.memcgs.len() as u8)
                     .filter(|c| mm.parent_mem_cgroup(*c) == Some(m))
                     .count() as i64;
+                // The cgroup's base reference stays when only its memory css
+                // is killed (relink).
+                let base = i64::from(relink && m == CHILD);
                 CgroupState {
-                    refcnt: Atomic::new(cgroup_refcnt_name(m), 1 + children),
+                    refcnt: Atomic::new(cgroup_refcnt_name(m), 1 + children + base),
+                    rstat_css_list: CssList::new(m),
+                    subsys: Atomic::new(
+                        Var::Other {
+                            name: SUBSYS_NAMES[m as usize],
+                            cpu: None,
+                        },
+                        OLD,
+                    ),
                 }
             })
             .collect();
@@ -182,6 +209,7 @@ impl<P: Platform> Life<P> {
                 CHILD,
             ),
             objcg_lock: SpinLock::new(LockName::Other("objcg_lock")),
+            cgroup_mutex: SpinLock::new(LockName::Other("cgroup_mutex")),
             css,
             cgroups,
             mm,
@@ -267,7 +295,15 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     /// unless the form keeps `rstat_css_list` and the css is off it.
     fn cgroup_rstat_flush<P: Platform>(&self, life: &Life<P>, root: u8) {
         if self.rstat_css_list() {
-            let listed = |m: u8| read_once(&life.css[m as usize].rstat_css_node) != 0;
+            // The memcg callback runs for the memcg's css if the walk of
+            // its cgroup's rstat_css_list reaches it; a later memory css of
+            // the same cgroup holds nothing the model follows.
+            let listed = |m: u8| {
+                life.cgroups[m as usize]
+                    .rstat_css_list
+                    .walk()
+                    .contains(&OLD)
+            };
             let code = TreeV6_8 { smp_mb_pair: true };
             rstat_tree::cgroup_rstat_flush_locked(&code, &life.mm, root, true, &listed);
         } else {
@@ -375,17 +411,29 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     /// this was ("do { offline_css(css); css_put(css); css = css->parent; }
     /// while (css && atomic_dec_and_test(&css->online_cnt))").
     ///
-    /// NOTE(kernel): under `cgroup_mutex`, which is not modelled: only the
-    /// thread that takes a count to 0 offlines, so no two offline one css.
+    /// Under `cgroup_mutex` in the forms with `rstat_css_list` (see
+    /// [`Life::cgroup_mutex`]), where `offline_css()` also clears
+    /// `cgrp->subsys[]`, which `cgroup_drain_offline()` waits for.
     fn css_killed_work_fn<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
+        let locked = self.rstat_css_list();
+        if locked {
+            spin_lock(&life.cgroup_mutex);
+        }
         let mut css = Some(memcg);
         while let Some(m) = css {
             self.mem_cgroup_css_offline(life, m);
+            if locked {
+                // offline_css(): RCU_INIT_POINTER(css->cgroup->subsys[ss->id], NULL)
+                crate::kernel::write_once(&life.cgroups[m as usize].subsys, 0);
+            }
             self.css_put(life, wq, m);
             css = life.mm.parent_mem_cgroup(m).filter(|p| {
                 *p != ROOT_MEM_CGROUP
                     && atomic_add_return(-1, &life.css[*p as usize].online_cnt) == 0
             });
+        }
+        if locked {
+            spin_unlock(&life.cgroup_mutex);
         }
     }
 
@@ -433,8 +481,16 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
         wq: &mut WorkQueue,
         memcg: u8,
     ) {
+        // cgroup_lock() around the release (the forms with rstat_css_list).
+        let locked = self.rstat_css_list();
+        if locked {
+            spin_lock(&life.cgroup_mutex);
+        }
         self.css_release_flush(life, memcg);
         emit::<P>(LifeEvent::Released { memcg });
+        if locked {
+            spin_unlock(&life.cgroup_mutex);
+        }
         synchronize_rcu(&life.rcu, th);
         self.css_free_rwork_fn(life, wq, memcg);
     }
@@ -444,7 +500,58 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     fn css_release_flush<P: Platform>(&self, life: &Life<P>, memcg: u8) {
         self.cgroup_rstat_flush(life, memcg);
         if self.rstat_css_list() {
-            crate::kernel::write_once(&life.css[memcg as usize].rstat_css_node, 0);
+            life.cgroups[memcg as usize]
+                .rstat_css_list
+                .list_del_rcu(OLD);
+        }
+    }
+
+    /// The memory controller enabled again in the parent's
+    /// `cgroup.subtree_control` while `memcg`'s css dies
+    /// (`cgroup_apply_control()`): `cgroup_drain_offline()` waits, under
+    /// `cgroup_mutex`, until the old css is offline; `css_create()` then
+    /// links a new memory css into the same cgroup (`init_and_link_css()`:
+    /// `cgroup_get_live(cgrp)`, and in the forms with `rstat_css_list`
+    /// `list_add_rcu()` of its node) and brings it online.
+    ///
+    /// NOTE(kernel): the new css's memcg and its statistics are not
+    /// modelled, only its node on the list and its reference on the
+    /// cgroup; the forms without the list take no `cgroup_mutex`, and there
+    /// the new css is linked without waiting.
+    fn enable<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        let cg = &life.cgroups[memcg as usize];
+        if self.rstat_css_list() {
+            // NOTE(kernel): cgroup_drain_offline() tests under cgroup_mutex
+            // and sleeps on the cgroup's offline_waitq without it; the model
+            // waits for the offline first and then takes the mutex, which
+            // only offline_css() could otherwise clear the pointer under.
+            let mut snap = None;
+            while read_once(&cg.subsys) != 0 {
+                if snap.is_none() {
+                    snap = crate::vocab::footprint::spin_snapshot();
+                } else {
+                    crate::vocab::footprint::spin_restore(snap);
+                }
+                P::yield_now();
+            }
+            spin_lock(&life.cgroup_mutex);
+        }
+        atomic_add_return(1, &cg.refcnt);
+        if self.rstat_css_list() {
+            cg.rstat_css_list.list_add_rcu(NEW);
+            crate::kernel::write_once(&cg.subsys, NEW);
+            spin_unlock(&life.cgroup_mutex);
+        }
+        emit::<P>(LifeEvent::Linked { memcg });
+    }
+
+    /// The new memory css of `memcg`'s cgroup charged: its update puts the
+    /// cgroup on CPU 0's updated tree (the forms with `rstat_css_list`,
+    /// whose tree is the cgroup's), so that the next flush walks the
+    /// cgroup's `rstat_css_list`.
+    fn new_css_charged<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        if self.rstat_css_list() {
+            rstat_tree::cgroup_rstat_updated_on(&life.mm, memcg, 0, true);
         }
     }
 
