@@ -240,10 +240,7 @@ fn boot_all(a: &KernelsArgs, names: &[String]) -> Result<Vec<Outcome>, String> {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&(k, n)) = jobs.get(i) else { break };
                 let r = boot_with_retries(a, k, n, &initrd, names, &reproducer);
-                results
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((i, r));
+                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
             });
         }
     });

@@ -204,10 +204,7 @@ impl Counts {
 pub fn markdown(outcomes: &[Outcome]) -> String {
     let mut kernels: Vec<&str> = Vec::new();
     for o in outcomes {
-        let k = o
-            .rows
-            .first()
-            .map_or(o.kernel.as_str(), |r| r.kernel.as_str());
+        let k = o.rows.first().map_or(o.kernel.as_str(), |r| r.kernel.as_str());
         if !kernels.contains(&k) {
             kernels.push(k);
         }

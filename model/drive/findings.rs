@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::explore::{loom_find, Backend, Outcome, Shard};
 use crate::observe::plan::{fmt_outcome, ReaderOutcome};
 use crate::observe::property::Property;
-use crate::protocol::findings::{Finding, Shown};
+use crate::protocol::findings::{Expected, Finding, Shown};
 use crate::protocol::Variant;
 use crate::report::counterexample::Counterexample;
 use crate::vocab::BackendName;
@@ -510,4 +510,17 @@ pub fn reader_premise(cfg: &Config, v: &Variant) -> bool {
     let charged = cfg.total_of(cfg.read_of(0));
     let slack = v.trigger_on(cfg) + cfg.cpus as i64 * (cfg.batch - 1);
     charged > slack
+}
+
+/// Whether a candidate's checks are what the data expects: a fix holds on
+/// every configuration (exhaustively, or loom at the finding's bound) and
+/// breaks no must-hold property there; a refuted candidate still shows the
+/// finding on one of them.
+pub fn candidate_met(expected: Expected, checks: &[Check]) -> bool {
+    match expected {
+        Expected::Fixes => checks
+            .iter()
+            .all(|c| !c.shows && c.finished && c.broken.is_empty()),
+        Expected::Refuted => checks.iter().any(|c| c.shows),
+    }
 }

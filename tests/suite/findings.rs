@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use memcg_flush_model::cli::findings::candidate_met;
 use memcg_flush_model::config::Config;
+use memcg_flush_model::drive::findings::candidate_met;
 use memcg_flush_model::drive::findings::{candidate_configs, check, check_candidates_on};
 use memcg_flush_model::measure::price::{cost_text, costs, Role};
 use memcg_flush_model::protocol::catalogue;

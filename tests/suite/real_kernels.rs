@@ -67,13 +67,7 @@ fn every_recorded_row_agrees_exactly() {
             obs.hello.trace
         );
         for r in judged {
-            assert_eq!(
-                r.verdict,
-                Verdict::Agree,
-                "{name} {}: {}",
-                r.scenario,
-                r.note
-            );
+            assert_eq!(r.verdict, Verdict::Agree, "{name} {}: {}", r.scenario, r.note);
             assert_eq!(r.judged, Judged::Exact, "{name} {}: {}", r.scenario, r.note);
             rows += 1;
         }
@@ -102,13 +96,7 @@ fn c12_shows_on_every_kernel_with_the_break() {
         let skew = reads("c12-skew");
         assert_eq!(skew.len(), 2, "{name}");
         let loses = skew[0].anon < skew[1].anon;
-        assert_eq!(
-            loses,
-            rel >= (6, 16),
-            "{name}: p {} / p/a {}",
-            skew[0].anon,
-            skew[1].anon
-        );
+        assert_eq!(loses, rel >= (6, 16), "{name}: p {} / p/a {}", skew[0].anon, skew[1].anon);
         let repro = &obs.repro;
         assert_eq!(
             repro.verdict(),
@@ -121,19 +109,10 @@ fn c12_shows_on_every_kernel_with_the_break() {
             let d = reads("c12-decisive");
             let child = d.iter().rev().find(|r| r.cg == "p/a").unwrap().anon;
             let before_poll = d.iter().filter(|r| r.cg == "p").nth_back(0).unwrap();
-            assert!(
-                child >= 256 * obs.hello.cpus as u64,
-                "{name}: child {child}"
-            );
-            let short = d
-                .iter()
-                .filter(|r| r.cg == "p" && r.anon + 64 < child)
-                .count();
+            assert!(child >= 256 * obs.hello.cpus as u64, "{name}: child {child}");
+            let short = d.iter().filter(|r| r.cg == "p" && r.anon + 64 < child).count();
             assert!(short >= 4, "{name}: the parent stays short ({short} reads)");
-            assert!(
-                before_poll.anon >= child,
-                "{name}: caught up by the periodic flush"
-            );
+            assert!(before_poll.anon >= child, "{name}: caught up by the periodic flush");
         }
     }
 }
@@ -160,7 +139,8 @@ fn the_probe_charges_nothing_of_its_own() {
     for (name, obs, _) in boots() {
         let start = obs.starts.iter().find(|s| s.s == "quiet").unwrap();
         let ids: Vec<u64> = ["a", "b"].iter().map(|c| start.ids[*c]).collect();
-        let (from, to) = memcg_flush_model::oracle::replay::window(&obs.events, "quiet").unwrap();
+        let (from, to) =
+            memcg_flush_model::oracle::replay::window(&obs.events, "quiet").unwrap();
         let updates: Vec<&Event> = obs.events[from..to]
             .iter()
             .filter(|e| matches!(&e.ev, Ev::Update { id, .. } if ids.contains(id)))
@@ -183,21 +163,12 @@ fn rejudged(name: &str, edit: impl Fn(&mut Observation)) -> Vec<Row> {
 fn a_wrong_value_is_caught() {
     for name in ["7.3-1", "6.12-2", "6.1-4"] {
         let rows = rejudged(name, |o| {
-            let r = o
-                .reads
-                .iter_mut()
-                .filter(|r| r.s == "step")
-                .nth(100)
-                .unwrap();
+            let r = o.reads.iter_mut().filter(|r| r.s == "step").nth(100).unwrap();
             r.anon += 1;
         });
         let r = row(&rows, "step");
         assert_eq!(r.verdict, Verdict::Disagree, "{name}");
-        assert!(
-            r.note.contains("read 101 of a showed anon"),
-            "{name}: {}",
-            r.note
-        );
+        assert!(r.note.contains("read 101 of a showed anon"), "{name}: {}", r.note);
     }
 }
 
@@ -218,11 +189,7 @@ fn a_wrong_decision_or_stream_is_caught() {
             *value = value.map(|v| v + 1);
         }
     });
-    assert!(
-        row(&rows, "step").note.contains("compared"),
-        "{}",
-        row(&rows, "step").note
-    );
+    assert!(row(&rows, "step").note.contains("compared"), "{}", row(&rows, "step").note);
     let rows = rejudged("6.12-1", |o| {
         let (from, to) = memcg_flush_model::oracle::replay::window(&o.events, "step").unwrap();
         let i = (from..to)
@@ -266,9 +233,7 @@ fn six_one_rows_are_exact_only_after_calibration() {
     assert!(
         rows.iter().any(|r| r.judged == Judged::Calibrated),
         "{:?}",
-        rows.iter()
-            .map(|r| (&r.scenario, r.judged))
-            .collect::<Vec<_>>()
+        rows.iter().map(|r| (&r.scenario, r.judged)).collect::<Vec<_>>()
     );
 }
 

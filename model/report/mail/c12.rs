@@ -105,16 +105,18 @@ fn evidence_paragraphs(ctx: &Ctx) -> Vec<String> {
         Ok(b) => b,
         Err(e) => {
             return vec![format!(
-                "(No real-kernel evidence here: {e}. `flushcheck kernels --scenario \
-                 c12-decisive --save DIR` records it.)"
+                "(No real-kernel evidence here: {e}. docs/real-kernels.md of \
+                 memcg-flush-model gives the kernels it was seen on; `flushcheck kernels \
+                 --scenario c12-decisive --save DIR` records it.)"
             )]
         }
     };
     let with_break: Vec<&Boot> = boots.iter().filter(|b| b.loss.is_some()).collect();
     if with_break.is_empty() {
         return vec![format!(
-            "(No recorded console in {} shows the loss; `flushcheck kernels --scenario \
-             c12-decisive --save DIR` records one.)",
+            "(No recorded console in {} shows the loss: docs/real-kernels.md of \
+             memcg-flush-model gives the kernels it was seen on, and `flushcheck kernels \
+             --scenario c12-decisive --save DIR` records one to print here.)",
             dir.display()
         )];
     }

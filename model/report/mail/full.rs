@@ -112,10 +112,6 @@ pub fn suite_line(cells: &[crate::drive::cells::Cell], elapsed: std::time::Durat
     }
 }
 
-/// Runs a candidate's default suite (`flushcheck --variant NAME`) and says
-/// how it went in a line.
-pub type SuiteRun<'a> = &'a dyn Fn(&str) -> Result<String, String>;
-
 /// What a full report runs besides the witnesses.
 pub struct Full<'a> {
     /// The trace as the model's column diagram (`U.1[0] += 2`) instead of
@@ -125,7 +121,7 @@ pub struct Full<'a> {
     pub depth: Depth,
     /// Runs a candidate's default suite (`flushcheck --variant NAME`) and
     /// says how it went in a line, if asked (`--suite`).
-    pub suite: Option<SuiteRun<'a>>,
+    pub suite: Option<SuiteFn<'a>>,
 }
 
 /// How much a report searches: everything it states ([`Depth::Full`]),
