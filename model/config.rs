@@ -539,7 +539,9 @@ impl fmt::Display for Config {
                 "child"
             };
             let how = if d.folio { "folio" } else { "objcg" };
-            write!(f, " death={who} charge-via={how}")?;
+            // A new memory css linked into the cgroup while the old dies.
+            let relink = if d.relink { "+relink" } else { "" };
+            write!(f, " death={who}{relink} charge-via={how}")?;
         }
         Ok(())
     }
