@@ -9,7 +9,9 @@ use std::time::Duration;
 use crate::drive::findings::{candidate_met, check, check_candidates, check_unfixed_at_scale};
 use crate::protocol::findings::{self, Expected, Finding};
 use crate::protocol::Variant;
-use crate::report::findings::{candidate_verdict, listing, price_section, replay_text, timed_line};
+use crate::publish::findings::{
+    candidate_verdict, listing, price_section, replay_text, timed_line,
+};
 
 /// `flushcheck findings`.
 #[derive(clap::Args, Debug, Clone)]

@@ -1,6 +1,6 @@
 //! `flushcheck report`: the matrix and every violation explained, as one
 //! markdown file for a review thread; with `--finding ID` (or `--all`) a
-//! finding's mail ([`crate::report::mail`]), or with `--full` the model's
+//! finding's mail ([`crate::publish::mail`]), or with `--full` the model's
 //! whole report on it. Argument parsing and dispatch only: the texts are
 //! made in [`crate::report`].
 
@@ -15,7 +15,7 @@ use crate::explore::{quiet_panics, Backend};
 use crate::protocol::Variant;
 use crate::vocab::BackendName;
 
-use crate::report::mail::{self, full};
+use crate::publish::mail::{self, full};
 
 use super::args::Format;
 use super::explain::render;

@@ -227,21 +227,6 @@ pub const V6_17: Dialect = Dialect {
              ss->rstat_ss_lock, which css_rstat_flush() holds for each CPU it walks.",
 };
 
-/// The dialect of the release variant `name` models.
-pub fn dialect_of(name: &str) -> Dialect {
-    let base = name
-        .strip_prefix("mutant-")
-        .unwrap_or(name)
-        .trim_start_matches('v');
-    if name.starts_with("scaled-2026") || base.starts_with("6.17") || base.starts_with("7.") {
-        V6_17
-    } else if base.starts_with("6.8") {
-        V6_8
-    } else {
-        OLDER
-    }
-}
-
 impl Dialect {
     /// `text` in this dialect.
     pub fn apply(&self, text: &str) -> String {

@@ -22,7 +22,7 @@ use memcg_flush_model::protocol::per_memcg::fold_skew;
 use memcg_flush_model::protocol::per_memcg::v6_8::{self, Memcontrol, State};
 use memcg_flush_model::protocol::variant::batch_times_cpus;
 use memcg_flush_model::protocol::{Kind, Variant};
-use memcg_flush_model::report::findings::candidate_verdict;
+use memcg_flush_model::publish::findings::candidate_verdict;
 use memcg_flush_model::Config;
 
 const BUDGET: Duration = Duration::from_secs(120);

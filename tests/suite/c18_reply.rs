@@ -11,7 +11,7 @@ use memcg_flush_model::measure::eagerness::{
 };
 use memcg_flush_model::measure::scaled::{self, confirm_configs, TABLE_CPUS};
 use memcg_flush_model::protocol::per_memcg::proposal_2026::{eager_mutant, ln_scale, FORMS};
-use memcg_flush_model::report::mail::scaled::{gather, render, Scope, BATCH};
+use memcg_flush_model::publish::mail::scaled::{gather, render, Scope, BATCH};
 use memcg_flush_model::vocab::BackendName;
 
 use crate::common::{reg, variant};

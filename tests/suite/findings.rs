@@ -12,7 +12,7 @@ use memcg_flush_model::measure::price::{cost_text, costs, Role};
 use memcg_flush_model::protocol::catalogue;
 use memcg_flush_model::protocol::findings::{all, by_id, Expected};
 use memcg_flush_model::protocol::Variant;
-use memcg_flush_model::report::mail::full::long_lines;
+use memcg_flush_model::publish::mail::full::long_lines;
 use memcg_flush_model::vocab::BackendName;
 
 const BUDGET: Duration = Duration::from_secs(120);

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use memcg_flush_model::protocol::catalogue;
 use memcg_flush_model::protocol::findings::{all, by_id, maintainers};
-use memcg_flush_model::report::kdiff::{self, Edit, Tree};
-use memcg_flush_model::report::mail::full::{self, long_lines, Depth};
-use memcg_flush_model::report::mail::text::internal_words;
-use memcg_flush_model::report::mail::{
+use memcg_flush_model::publish::kdiff::{self, Edit, Tree};
+use memcg_flush_model::publish::mail::full::{self, long_lines, Depth};
+use memcg_flush_model::publish::mail::text::internal_words;
+use memcg_flush_model::publish::mail::{
     self, c12, comment, death, evidence, form, names, Ctx, Diff, Kind,
 };
 

@@ -14,6 +14,7 @@ pub mod css_list;
 pub mod fixes;
 pub mod forms;
 pub mod mutants;
+pub mod state;
 pub mod wing;
 
 use crate::explore::BackendName;

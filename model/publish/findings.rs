@@ -9,7 +9,7 @@ use crate::drive::findings::{replay, Check};
 use crate::measure::price::{cost_markdown, costs};
 use crate::protocol::findings::{Expected, Finding};
 use crate::protocol::Variant;
-use crate::report::price::{price_text, PRICE_CPUS};
+use crate::publish::price::{price_text, PRICE_CPUS};
 
 /// A finding's price section (`flushcheck findings --price`): text, or
 /// Markdown tables.
@@ -157,7 +157,11 @@ fn form_text(f: &Finding, r: &crate::drive::findings::Replayed, kernel_names: bo
     match &r.trace {
         Some(c) => {
             if kernel_names {
-                out.push_str(&c.listing(80, &format!("violated: {}", c.violation)));
+                out.push_str(&c.listing(
+                    80,
+                    &format!("violated: {}", c.violation),
+                    &crate::protocol::dialect::dialect_of(&c.variant),
+                ));
             } else {
                 out.push_str(&c.diagram(80));
             }

@@ -5,7 +5,7 @@
 //! LKMM litmus test of a weak-memory trace, each fix candidate checked on
 //! the witness, a larger configuration and, when asked, the default suite,
 //! and what a reader of the candidate observes
-//! ([`crate::report::reader_check`]).
+//! ([`crate::drive::findings::reader_check`]).
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -283,7 +283,11 @@ fn witness(
             .find(|d| long_lines(d).is_empty())
             .unwrap_or_else(|| c.diagram(WIDTH))
     } else {
-        c.listing(WIDTH, &format!("Result: {}", sentence(&conclusion)))
+        c.listing(
+            WIDTH,
+            &format!("Result: {}", sentence(&conclusion)),
+            &crate::protocol::dialect::dialect_of(&c.variant),
+        )
     };
     out.push_str(&text);
     if f.weak_memory {
@@ -383,7 +387,7 @@ fn candidates(
             "\nPrice on the charge path (per __mod_memcg_state(), counted in the model)\n"
         );
         // The table names candidates as the list above numbers them.
-        let mut price = crate::report::price::price_text(f, registry)?;
+        let mut price = crate::publish::price::price_text(f, registry)?;
         for (i, c) in f.fixes.iter().enumerate() {
             price = price.replace(
                 &format!("{} (", c.variant),

@@ -7,7 +7,7 @@
 //! the two withdrawn candidates it replaces).
 
 use crate::protocol::findings::{maintainers, Finding};
-use crate::report::kdiff::{Edit, Series, Tree};
+use crate::publish::kdiff::{Edit, Series, Tree};
 
 use super::{diff_from, people, prose, signed_off_by, Ctx, Kind, Mail};
 

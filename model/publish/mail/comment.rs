@@ -5,7 +5,7 @@
 //! break ([`super::c12`]), without which an ancestor is behind by more.
 
 use crate::protocol::findings::{maintainers, Finding};
-use crate::report::kdiff::{Edit, Tree};
+use crate::publish::kdiff::{Edit, Tree};
 
 use super::c12::{RELEASE, SERIES};
 use super::{diff_from, people, prose, signed_off_by, Ctx, Kind, Mail};

@@ -6,7 +6,7 @@
 //! operations; the diff is made from a linux 7.3 tree at run time.
 
 use crate::protocol::findings::{maintainers, Finding};
-use crate::report::kdiff::{Edit, Series, Tree};
+use crate::publish::kdiff::{Edit, Series, Tree};
 
 use super::evidence::{self, Boot};
 use super::{diff_from, people, prose, signed_off_by, Ctx, Kind, Mail};

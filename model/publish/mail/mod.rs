@@ -1,7 +1,7 @@
 //! The mail a maintainer would act on, one per finding
 //! (`flushcheck report --finding ID`), in kernel terms and kernel form: a
 //! `[PATCH]` with a diff where a change is proposed (the diff made at run
-//! time from a kernel tree, [`crate::report::kdiff`]), a short reply in the
+//! time from a kernel tree, [`crate::publish::kdiff`]), a short reply in the
 //! original thread (`In-Reply-To:`) where the behaviour is known or the
 //! claim was made in review, or a note saying why nothing is sent. `To:`
 //! and `Cc:` come from the MAINTAINERS entries of the files concerned
@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::findings::Finding;
-use crate::report::kdiff::{diffstat, Edit, Series};
+use crate::publish::kdiff::{diffstat, Edit, Series};
 
 /// The widest line of a mail's prose and headers.
 pub const WIDTH: usize = 80;
@@ -329,15 +329,15 @@ pub fn write_all(findings: &[Finding], dir: &Path, ctx: &Ctx) -> Result<Vec<Path
 }
 
 /// The diff of `series` made by `make` from the tree `ctx` points at (or
-/// [`crate::report::kdiff::Tree::find`] finds); [`Diff::Missing`] when
+/// [`crate::publish::kdiff::Tree::find`] finds); [`Diff::Missing`] when
 /// there is no tree, an error when the tree does not have what `make`
 /// looks for.
 pub fn diff_from(
     ctx: &Ctx,
     series: &Series,
-    make: impl Fn(&crate::report::kdiff::Tree) -> Result<Vec<Edit>, String>,
+    make: impl Fn(&crate::publish::kdiff::Tree) -> Result<Vec<Edit>, String>,
 ) -> Result<Diff, String> {
-    match crate::report::kdiff::Tree::find(ctx.source.as_deref(), series) {
+    match crate::publish::kdiff::Tree::find(ctx.source.as_deref(), series) {
         Ok(tree) => Ok(Diff::Made {
             release: tree.release.clone(),
             edits: make(&tree)
