@@ -49,7 +49,7 @@ pub struct ReportArgs {
     /// evidence from [default: tests/consoles of the source tree].
     #[arg(long, value_name = "DIR")]
     pub consoles: Option<std::path::PathBuf>,
-    /// The patch mails' `Signed-off-by:` ("Name <address>").
+    /// The patch mails' `Signed-off-by:` (`"Name <address>"`).
     #[arg(long, value_name = "WHO")]
     pub signed_off_by: Option<String>,
     /// With --model-report: the trace as the model's column diagram with its short

@@ -2,7 +2,7 @@
 //! (v1 with `ilog2`, v2 with `int_sqrt(nr_cpus + 2)`): the worst-case
 //! staleness of each trigger as a formula, confirmed by exhaustive search,
 //! the table at 2 to 1024 CPUs, and how often a reader flushes. Printed
-//! within `flushcheck report --finding c18-bound` ([`super::mail`]).
+//! within `flushcheck report --finding c18-bound` ([`super`]).
 //!
 //! [`gather`] (in [`crate::measure::scaled`]) runs every search and
 //! measurement; [`render`] writes the text
