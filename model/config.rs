@@ -86,6 +86,13 @@ pub struct Death {
     /// instead of through the objcg under RCU.
     #[serde(default)]
     pub folio: bool,
+    /// The child's memory css is killed while its cgroup lives (the
+    /// controller disabled in the parent's `cgroup.subtree_control`), and
+    /// a new memory css is linked into the same cgroup once the old one is
+    /// offline (the controller enabled again), while the old memcg waits
+    /// to be freed.
+    #[serde(default)]
+    pub relink: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -261,7 +268,12 @@ impl Config {
         if let Some(d) = self.death {
             // Every CPU, the periodic work and each rmdir on threads of
             // their own; main reads after joining them.
-            return self.cpus + usize::from(self.periodic) + 1 + usize::from(d.parent_dies) + 1;
+            return self.cpus
+                + usize::from(self.periodic)
+                + 1
+                + usize::from(d.parent_dies)
+                + usize::from(d.relink)
+                + 1;
         }
         self.cpus.max(1) + self.readers + usize::from(self.periodic) + usize::from(self.ticks > 0)
     }
@@ -527,7 +539,9 @@ impl fmt::Display for Config {
                 "child"
             };
             let how = if d.folio { "folio" } else { "objcg" };
-            write!(f, " death={who} charge-via={how}")?;
+            // A new memory css linked into the cgroup while the old dies.
+            let relink = if d.relink { "+relink" } else { "" };
+            write!(f, " death={who}{relink} charge-via={how}")?;
         }
         Ok(())
     }

@@ -37,8 +37,11 @@
 //!   staleness bounds, benchmarks, checker speed, figures; [`guest`], the
 //!   VM harness that boots Debian's kernels under qemu with the probe as
 //!   `/init`.
-//! - floor 5: [`cli`], `flushcheck`, one subcommand per file;
-//!   [`main_with`] runs it with extra variants.
+//! - floor 5: [`publish`], the texts made from those results: each
+//!   finding's mail (with a diff made from the user's kernel tree), the
+//!   findings listing, the candidates' price.
+//! - floor 6: [`cli`], `flushcheck`, one subcommand per file (argument
+//!   parsing and dispatch); [`main_with`] runs it with extra variants.
 //!
 //! See `docs/model.md` for the map from model steps to kernel code and
 //! `docs/extending.md` for writing a variant outside the crate.
@@ -52,7 +55,7 @@
 //! read side, [`observe::ghost`]), configurations ([`config`], [`check`]), backends
 //! ([`explore::Backend`]), the `#[test]` entry point ([`testing`]) and [`main_with`] (`cli::main_with`), which runs
 //! `flushcheck` with variants and properties of one's own. Modules and items hidden
-//! from this documentation (`drive`, `measure`, `report`, `oracle`,
+//! from this documentation (`drive`, `measure`, `report`, `publish`, `oracle`,
 //! `guest`, `cli`'s subcommands, the search engines under
 //! `explore`, the findings data and the monitors' internals) are public
 //! only for this crate's binary and its own test suite: they are unstable
@@ -76,6 +79,8 @@ pub mod observe;
 #[doc(hidden)]
 pub mod oracle;
 pub mod protocol;
+#[doc(hidden)]
+pub mod publish;
 #[doc(hidden)]
 pub mod report;
 pub mod vocab;

@@ -6,6 +6,8 @@
 //! periodic:  one flush of the whole tree, under rcu_read_lock      (entries with a flusher)
 //! rmdir 2:   offline child; css_put -> release flush; grace period; free; css_put(parent)
 //! rmdir 1:   offline parent; css_put                              (when the parent dies too)
+//! enable 2:  once the child is offline, a new memory css linked into its cgroup (relink:
+//!            rmdir 2 is then the controller's disable, the cgroup lives on)
 //! main:      join all; flush the whole tree; read the parent (or the root)
 //! ```
 //!
@@ -53,7 +55,11 @@ impl Scenario for LifeScenario {
             flavor: self.flavor,
             folio_refs: i64::from(death.folio),
         });
-        let n = cfg.cpus + usize::from(cfg.periodic) + 1 + usize::from(death.parent_dies);
+        let n = cfg.cpus
+            + usize::from(cfg.periodic)
+            + 1
+            + usize::from(death.parent_dies)
+            + usize::from(death.relink);
         let gate = Arc::new(StartGate::new::<P>(n));
         let mut handles = Vec::new();
         // RCU reader slots: CPUs 0.., the periodic work, main; the rmdir
@@ -110,10 +116,21 @@ impl Scenario for LifeScenario {
                 Box::new(move |th| p.rmdir(th, PARENT)),
             );
         }
+        if death.relink {
+            let p = proto.clone();
+            spawn(
+                Actor::Enable(CHILD),
+                None,
+                Box::new(move |_| p.enable(CHILD)),
+            );
+        }
         for h in handles {
             h.join();
         }
         P::emit(|| Obs::Quiescent);
+        if death.relink {
+            proto.new_css_charged(CHILD);
+        }
         let th = proto.life().rcu.register(Some(cfg.cpus + 1));
         proto.flush_all(&th);
         let read = if death.parent_dies {

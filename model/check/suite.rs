@@ -465,6 +465,20 @@ impl Suite {
                         Death {
                             parent_dies: true,
                             folio: true,
+                            relink: false,
+                        },
+                    )
+                    .vals(&[1])
+                    .periodic(false),
+                ),
+                life_entry(
+                    "life-relink",
+                    "the child's memory css is killed while a CPU charges it through the objcg, and a new memory css is linked into the same cgroup once the old one is offline (the controller disabled and enabled again); main then charges the new css and flushes",
+                    Config::lifetime(
+                        1,
+                        Death {
+                            relink: true,
+                            ..Death::default()
                         },
                     )
                     .vals(&[1])

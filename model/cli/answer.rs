@@ -12,7 +12,7 @@ use crate::protocol::catalogue::SEED;
 use crate::protocol::findings::{self, Finding, Shown};
 use crate::vocab::BackendName;
 
-use super::findings::headline;
+use crate::publish::findings::headline;
 
 /// The answer to the seed's question, if the run judged `no_lost_flush`
 /// for the seed variant: its verdict and, per entry, how it was searched.

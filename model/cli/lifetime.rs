@@ -57,6 +57,11 @@ pub struct LifetimeArgs {
     /// `life-custom`: the parent is removed too, concurrently.
     #[arg(long)]
     pub parent_dies: bool,
+    /// `life-custom`: the child's memory css is killed while its cgroup
+    /// lives, and a new memory css is linked into the cgroup once the old
+    /// one is offline (the controller disabled and enabled again).
+    #[arg(long)]
+    pub relink: bool,
     /// `life-custom`: charging CPUs (1 or 2).
     #[arg(long)]
     pub cpus: Option<usize>,
@@ -67,7 +72,7 @@ pub struct LifetimeArgs {
 
 /// The `life-custom` entry the configuration flags ask for, if any.
 fn custom(args: &LifetimeArgs, suite: &Suite) -> Result<Option<crate::check::Entry>, String> {
-    if !(args.folio || args.parent_dies || args.cpus.is_some() || args.no_periodic) {
+    if !(args.folio || args.parent_dies || args.relink || args.cpus.is_some() || args.no_periodic) {
         return Ok(None);
     }
     let cpus = args.cpus.unwrap_or(1);
@@ -79,6 +84,7 @@ fn custom(args: &LifetimeArgs, suite: &Suite) -> Result<Option<crate::check::Ent
     let death = crate::config::Death {
         parent_dies: args.parent_dies,
         folio: args.folio,
+        relink: args.relink,
     };
     let mut e = suite
         .entries

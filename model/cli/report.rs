@@ -1,6 +1,8 @@
 //! `flushcheck report`: the matrix and every violation explained, as one
 //! markdown file for a review thread; with `--finding ID` (or `--all`) a
-//! finding's plain-text report for a mail ([`super::mail`]).
+//! finding's mail ([`crate::publish::mail`]), or with `--full` the model's
+//! whole report on it. Argument parsing and dispatch only: the texts are
+//! made in [`crate::report`].
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -13,9 +15,10 @@ use crate::explore::{quiet_panics, Backend};
 use crate::protocol::Variant;
 use crate::vocab::BackendName;
 
+use crate::publish::mail::{self, full};
+
 use super::args::Format;
 use super::explain::render;
-use super::mail;
 use super::matrix::{build_plan, run_with_progress, MatrixArgs};
 use super::table::markdown;
 
@@ -33,19 +36,33 @@ pub struct ReportArgs {
     /// Write every finding's report into --out DIR.
     #[arg(long, requires = "out")]
     pub all: bool,
-    /// The finding's trace as the model's column diagram with its short
+    /// The model's whole report on the finding (witnesses, traces,
+    /// candidates, what a reader observes, the price) instead of the mail.
+    #[arg(long = "model-report")]
+    pub model_report: bool,
+    /// A kernel source tree (or a directory of unpacked trees) to make a
+    /// patch's diff from [default: $FLUSHCHECK_KERNEL_SOURCE, the kernel
+    /// cache's src/, /usr/src].
+    #[arg(long, value_name = "DIR")]
+    pub source: Option<std::path::PathBuf>,
+    /// The recorded consoles of real kernels the c12 mail reads its
+    /// evidence from [default: tests/consoles of the source tree].
+    #[arg(long, value_name = "DIR")]
+    pub consoles: Option<std::path::PathBuf>,
+    /// The patch mails' `Signed-off-by:` (`"Name <address>"`).
+    #[arg(long, value_name = "WHO")]
+    pub signed_off_by: Option<String>,
+    /// With --model-report: the trace as the model's column diagram with its short
     /// names (`U.1[0] += 2`) instead of the kernel's statements
     /// (`this_cpu_add_return(statc->stats_updates, 2) = 2`).
-    #[arg(long = "model-names")]
+    #[arg(long = "model-names", requires = "model_report")]
     pub model_names: bool,
-    /// Also run each fix candidate's default suite (as
-    /// `flushcheck --variant NAME`) in a finding's report.
-    #[arg(long, conflicts_with = "no_check")]
+    /// With --model-report: also run each fix candidate's default suite (as
+    /// `flushcheck --variant NAME`).
+    #[arg(long, requires = "model_report", conflicts_with = "no_check")]
     pub suite: bool,
-    /// In a finding's report, list the fix candidates without checking
-    /// them: the witness searches only (seconds; the checks take most of
-    /// a report's minute or two).
-    #[arg(long = "no-check")]
+    /// With --model-report: list the fix candidates without checking them.
+    #[arg(long = "no-check", requires = "model_report")]
     pub no_check: bool,
     /// The matrix to run.
     #[command(flatten)]
@@ -132,27 +149,66 @@ pub fn report(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> 
     })
 }
 
+/// The default suite run for one variant, as `flushcheck --variant NAME`
+/// runs it, in a line saying whether every cell is as the catalogue
+/// expects.
+pub fn default_suite(name: &str, registry: &[Variant]) -> Result<String, String> {
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        m: MatrixArgs,
+    }
+    let w =
+        <Wrap as clap::Parser>::try_parse_from(["flushcheck", "--variant", name, "--in-process"])
+            .map_err(|e| e.to_string())?;
+    let plan = build_plan(&w.m, registry)?;
+    let (m, elapsed) = run_with_progress(&plan, true);
+    Ok(full::suite_line(&m.cells, elapsed))
+}
+
 /// `report --finding ID` (to standard output, or --out FILE) and
 /// `report --all --out DIR`.
 fn finding_reports(a: &ReportArgs, registry: &[Variant]) -> Result<ExitCode, String> {
     let budget = std::time::Duration::from_secs(a.matrix.budget.max(1));
-    quiet_panics();
+    let ctx = mail::Ctx {
+        source: a.source.clone(),
+        consoles: a.consoles.clone(),
+        signed_off_by: a.signed_off_by.clone(),
+    };
+    let suite = |name: &str| default_suite(name, registry);
+    let opts = full::Full {
+        model_names: a.model_names,
+        depth: if a.no_check {
+            full::Depth::NoCheck
+        } else {
+            full::Depth::Full
+        },
+        suite: if a.suite { Some(&suite) } else { None },
+    };
+    if a.model_report {
+        quiet_panics();
+    }
+    let one = |f: &crate::protocol::findings::Finding| -> Result<String, String> {
+        if a.model_report {
+            full::full(f, registry, budget, &opts)
+        } else {
+            Ok(mail::for_finding(f, &ctx)?.render())
+        }
+    };
     if a.all {
         let dir = a.out.as_ref().expect("clap requires --out");
-        let all = crate::protocol::findings::all();
-        for p in mail::write_all(&all, dir, registry, budget, a.model_names, a.suite)? {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for f in crate::protocol::findings::all() {
+            eprintln!("report {} ...", f.id);
+            let p = dir.join(format!("{}.txt", f.id));
+            std::fs::write(&p, one(&f)?).map_err(|e| format!("{}: {e}", p.display()))?;
             println!("wrote {}", p.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
     let id = a.finding.as_deref().expect("checked by the caller");
     let f = crate::protocol::findings::by_id(id)?;
-    let depth = if a.no_check {
-        mail::Depth::NoCheck
-    } else {
-        mail::Depth::Full
-    };
-    let text = mail::mail_at(&f, registry, budget, a.model_names, a.suite, depth)?;
+    let text = one(&f)?;
     match &a.out {
         Some(p) => {
             std::fs::write(p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;

@@ -584,7 +584,8 @@ pub fn witness(
 ) -> Result<(crate::explore::Exploration, Option<Counterexample>), String> {
     let s = t.scenario(backend, None)?;
     let (sc, b) = (s.clone(), backend.clone());
-    let e = on_fresh_thread(move || explore(&b, budget, sc));
+    // Failures reach the caller as the outcome, not shuttle's own lines.
+    let e = on_fresh_thread(move || crate::explore::silenced(|| explore(&b, budget, sc)));
     let found = match &e.outcome {
         Outcome::Failed(msg) if t.attributed(msg) => Some(t.found(
             backend.id(),

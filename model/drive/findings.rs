@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::explore::{loom_find, Backend, Outcome, Shard};
 use crate::observe::plan::{fmt_outcome, ReaderOutcome};
 use crate::observe::property::Property;
-use crate::protocol::findings::{Finding, Shown};
+use crate::protocol::findings::{Expected, Finding, Shown};
 use crate::protocol::Variant;
 use crate::report::counterexample::Counterexample;
 use crate::vocab::BackendName;
@@ -458,4 +458,82 @@ pub fn check_candidates_on(
             Ok((c.variant.to_string(), checks))
         })
         .collect()
+}
+
+/// The reader check of a finding whose witness is judged by comparing
+/// with the walk a candidate restores (`no_lost_flush`): what a reader of
+/// the root observes, judged without that walk. On each configuration of
+/// [`reader_configs`] the pages charged exceed the trigger plus what every
+/// CPU may hold below the batch (`T + nr_cpus * (MEMCG_CHARGE_BATCH - 1)`)
+/// and no flush runs before the final read, so any walk that counts every
+/// update at the root leaves that reader more than the trigger pending, and
+/// a reader that flushes then must read every page charged:
+/// `quiescent_read_exact`, which compares the read with the charges and
+/// knows no walk. The unfixed version comes first, then each candidate.
+pub fn reader_check(
+    f: &Finding,
+    cfgs: &[Config],
+    registry: &[Variant],
+    budget: Duration,
+) -> Result<Vec<(String, Vec<Check>)>, String> {
+    let mut g = *f;
+    g.witness.shown = Shown::Property {
+        property: Property::QuiescentReadExact,
+        backend: BackendName::ShuttleDfs,
+    };
+    std::iter::once(f.witness.variant)
+        .chain(f.fixes.iter().map(|c| c.variant))
+        .map(|name| {
+            let v = Variant::find(registry, name)?;
+            let checks = cfgs
+                .iter()
+                .map(|cfg| check(&g, &v, cfg, registry, budget))
+                .collect::<Result<Vec<_>, String>>()?;
+            Ok((name.to_string(), checks))
+        })
+        .collect()
+}
+
+/// The configurations of [`reader_check`]: `f`'s candidate configurations
+/// with no flush before the final read (no periodic flush, no reader) on
+/// which the pages charged to the root exceed `T + nr_cpus *
+/// (MEMCG_CHARGE_BATCH - 1)` for the unfixed version's trigger `T`; none
+/// unless `f`'s witness is judged by `no_lost_flush`.
+pub fn reader_configs(f: &Finding, registry: &[Variant]) -> Vec<Config> {
+    let judged_by_walk = matches!(
+        f.witness.shown,
+        Shown::Property { property, .. } if property == Property::NoLostFlush
+    );
+    let Ok(v) = Variant::find(registry, f.witness.variant) else {
+        return Vec::new();
+    };
+    if !judged_by_walk {
+        return Vec::new();
+    }
+    candidate_configs(f)
+        .into_iter()
+        .filter(|c| !c.periodic && c.readers == 0 && reader_premise(c, &v))
+        .collect()
+}
+
+/// Whether the pages charged on `cfg` exceed `T + nr_cpus *
+/// (MEMCG_CHARGE_BATCH - 1)` for `v`'s trigger: more than any walk that
+/// counts every update lets a reader of the root skip.
+pub fn reader_premise(cfg: &Config, v: &Variant) -> bool {
+    let charged = cfg.total_of(cfg.read_of(0));
+    let slack = v.trigger_on(cfg) + cfg.cpus as i64 * (cfg.batch - 1);
+    charged > slack
+}
+
+/// Whether a candidate's checks are what the data expects: a fix holds on
+/// every configuration (exhaustively, or loom at the finding's bound) and
+/// breaks no must-hold property there; a refuted candidate still shows the
+/// finding on one of them.
+pub fn candidate_met(expected: Expected, checks: &[Check]) -> bool {
+    match expected {
+        Expected::Fixes => checks
+            .iter()
+            .all(|c| !c.shows && c.finished && c.broken.is_empty()),
+        Expected::Refuted => checks.iter().any(|c| c.shows),
+    }
 }

@@ -28,7 +28,7 @@ mod search;
 
 pub use crate::vocab::{BackendKind, ModelAtomic, ModelCell, ModelJoinHandle, Platform, ThreadCtx};
 pub use platform::{Bare, Loom, Shuttle, StartGate, Std, MAX_LOOM_THREADS};
-pub use replay::{loom_find, loom_replay, shuttle_find, shuttle_replay};
+pub use replay::{loom_find, loom_replay, shuttle_find, shuttle_replay, silenced};
 pub use run::{
     explore, explore_shard, on_fresh_thread, panic_message, quiet_panics, Backend, BackendName,
     Exploration, Outcome, Progress, QuietRun, Scenario, Shard,

@@ -21,7 +21,7 @@ use crate::explore::sched::{Guided, Recording, ShuttleSchedule};
 /// shuttle prints "test panicked in task ..." for every failing execution,
 /// unconditionally; the searches for counterexamples run many, and report
 /// them through [`Exploration`] instead. NOTE: affects every thread.
-fn silenced<T>(f: impl FnOnce() -> T) -> T {
+pub fn silenced<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: plain POSIX calls on fd 2 and a fresh descriptor; the saved
     // descriptor is restored and closed before returning, also on panic.
     struct Restore(i32);

@@ -4,7 +4,7 @@
 //! enumerates every per-CPU state ([`crate::check::derived::
 //! derive_per_memcg`]) at 2 to 1024 CPUs, and the exhaustive search's
 //! maxima where it finishes; and [`gather`], every figure of the reply to
-//! the thread (`crate::cli::reply`).
+//! the thread (whose text is model/publish/mail/scaled.rs).
 //!
 //! A reader that does not flush sees the atomic at most `T` (its gate); the
 //! atomic holds whole folds, and every fold of 1-page updates is exactly

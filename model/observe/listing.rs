@@ -180,9 +180,112 @@ fn completes(a: Access, b: Access) -> bool {
         && matches!(b.op, Op::Write(_))
 }
 
+/// The names a release uses for the statements the model prints in older
+/// names (`flush_next_time`, `cgroup_rstat_lock`, `__this_cpu_add()`), and
+/// a sentence for the legend saying which release the listing speaks.
+#[derive(Clone, Copy, Debug)]
+pub struct Dialect {
+    /// `(model's, release's)` pairs, applied to every statement.
+    pub renames: &'static [(&'static str, &'static str)],
+    /// Added to the legend.
+    pub legend: &'static str,
+}
+
+/// The names as the model prints them (v5.x-v6.7).
+pub const OLDER: Dialect = Dialect {
+    renames: &[],
+    legend: "",
+};
+
+/// v6.8-v6.15: `flush_last_time` replaced `flush_next_time`.
+pub const V6_8: Dialect = Dialect {
+    renames: &[("flush_next_time", "flush_last_time")],
+    legend: "The statements are v6.8's.",
+};
+
+/// v6.16 on (v6.17.0 read): `mod_memcg_state()` with `get_cpu()` and
+/// `this_cpu_add()`, the per-subsystem lock taken by `__css_rstat_lock()`.
+pub const V6_17: Dialect = Dialect {
+    renames: &[
+        ("flush_next_time", "flush_last_time"),
+        (
+            "spin_lock(&cgroup_rstat_lock)",
+            "__css_rstat_lock(css, cpu)",
+        ),
+        (
+            "spin_unlock(&cgroup_rstat_lock)",
+            "__css_rstat_unlock(css, cpu)",
+        ),
+        (
+            "__this_cpu_add(statc->state[i]",
+            "this_cpu_add(statc->state[i]",
+        ),
+        ("__mod_memcg_state()", "mod_memcg_state()"),
+    ],
+    legend: "The statements are v6.17's: mod_memcg_state() adds with this_cpu_add() \
+             between get_cpu() and put_cpu(), and __css_rstat_lock() takes \
+             ss->rstat_ss_lock, which css_rstat_flush() holds for each CPU it walks.",
+};
+
+impl Dialect {
+    /// `text` in this dialect.
+    pub fn apply(&self, text: &str) -> String {
+        self.renames
+            .iter()
+            .fold(text.to_string(), |s, (from, to)| s.replace(from, to))
+    }
+}
+
+/// `steps` with each split local RMW made whole where that changes
+/// nothing: when every store another CPU makes to the same word between
+/// the load and the store writes the value the load read, the load can
+/// be taken after them with the same result, so the RMW is shown in one
+/// row after them (a reset of 0 over 0 inside a `this_cpu_add_return()`
+/// is a reset before it).
+fn whole_rmws(steps: &[Step]) -> Vec<Step> {
+    let mut steps = steps.to_vec();
+    let mut i = 0;
+    while i < steps.len() {
+        let Some(a) = steps[i].access else {
+            i += 1;
+            continue;
+        };
+        let Op::Read(old) = a.op else {
+            i += 1;
+            continue;
+        };
+        let next = steps[i + 1..]
+            .iter()
+            .position(|n| n.actor == steps[i].actor && n.access.is_some())
+            .map(|k| i + 1 + k);
+        let Some(j) = next.filter(|&j| j > i + 1) else {
+            i += 1;
+            continue;
+        };
+        let b = steps[j].access.expect("an access");
+        let same = steps[i + 1..j].iter().all(|s| match s.access {
+            Some(x) if x.var == a.var => match x.op {
+                Op::Write(v) => v == old,
+                Op::Read(_) => true,
+                _ => false,
+            },
+            _ => true,
+        });
+        if completes(a, b) && same {
+            let load = steps.remove(i);
+            steps.insert(j - 1, load);
+            // The step now at `i` is the first of those that ran between.
+            continue;
+        }
+        i += 1;
+    }
+    steps
+}
+
 /// The rows of `steps`, joining the halves of a local RMW that nothing
 /// interrupted and naming each half of one that something did.
 fn rows(steps: &[Step]) -> Vec<Row> {
+    let steps = &whole_rmws(steps);
     let mut out = Vec::new();
     // Per actor: the memcg of its latest access (a decision is about it).
     let mut last_memcg: Vec<(Actor, Option<u8>)> = Vec::new();
@@ -295,7 +398,27 @@ pub fn wrap_outside_parens(text: &str, width: usize) -> Vec<String> {
 /// `steps` as a numbered listing within `width` columns, with the legend
 /// above and `predicate` below.
 pub fn render_listing(initial: &str, steps: &[Step], predicate: &str, width: usize) -> String {
-    let rows = rows(steps);
+    render_listing_as(initial, steps, predicate, width, &OLDER)
+}
+
+/// [`render_listing`] in `dialect`'s names.
+pub fn render_listing_as(
+    initial: &str,
+    steps: &[Step],
+    predicate: &str,
+    width: usize,
+    dialect: &Dialect,
+) -> String {
+    let mut rows = rows(steps);
+    for r in &mut rows {
+        r.text = dialect.apply(&r.text);
+    }
+    let initial = dialect.apply(initial);
+    let legend = if dialect.legend.is_empty() {
+        LISTING_LEGEND.to_string()
+    } else {
+        format!("{LISTING_LEGEND} {}", dialect.legend)
+    };
     let who_w = rows
         .iter()
         .map(|r| r.actor.to_string().len())
@@ -304,7 +427,7 @@ pub fn render_listing(initial: &str, steps: &[Step], predicate: &str, width: usi
         .max(5);
     let num_w = rows.len().to_string().len().max(2);
     let mut out = String::new();
-    for p in [initial, LISTING_LEGEND] {
+    for p in [initial.as_str(), legend.as_str()] {
         for line in wrap_outside_parens(p, width) {
             out.push_str(&line);
             out.push('\n');

@@ -51,7 +51,8 @@ rstat  cgroup_rstat_lock (v6.17+: css_rstat_flush() takes it per CPU)";
 pub const LEGEND_LIFE: &str = "S.m[c]    memcg m's vmstats_percpu->state[0] on CPU c
 agg.m     memcg m's vmstats->state[0]
 on.m[c]   memcg m on CPU c's updated tree (v6.8 form); ln.m[c], lhead[c]: the llist (v6.17+)
-refcnt.m  css->refcnt; rstat_css_node.m: on rstat_css_list (up to v6.15)
+refcnt.m  css->refcnt; rstat_css_node.next.m/.prev.m, rstat_css_list.next.m/.prev.m:
+          the cgroup's rstat_css_list (up to v6.15); new_css.*: a later memory css
 self.refcnt.m  the cgroup's cgrp->self.refcnt (up to v6.15)
 objcg     objcg->memcg, the memcg updaters charge through RCU";
 
@@ -88,6 +89,7 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
             }
             LifeEvent::Freed { memcg, .. } => format!("memcg {memcg} FREED"),
             LifeEvent::CgroupFreed { memcg } => format!("cgroup {memcg} FREED"),
+            LifeEvent::Linked { memcg } => format!("new css of cgroup {memcg} linked"),
         }),
     }
 }

@@ -21,6 +21,7 @@
 
 #[doc(hidden)]
 pub mod catalogue;
+pub mod dialect;
 #[doc(hidden)]
 pub mod findings;
 pub mod global;

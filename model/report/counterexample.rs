@@ -53,14 +53,21 @@ impl Counterexample {
     }
 
     /// The trace as the kernel's statements, one per row
-    /// ([`crate::observe::listing`]), under the set-up in kernel words and
-    /// above `conclusion`.
-    pub fn listing(&self, width: usize, conclusion: &str) -> String {
-        crate::observe::listing::render_listing(
+    /// ([`crate::observe::listing`]), in `dialect`'s names (the release
+    /// the variant models, as model/protocol/dialect.rs decides), under
+    /// the set-up in kernel words and above `conclusion`.
+    pub fn listing(
+        &self,
+        width: usize,
+        conclusion: &str,
+        dialect: &crate::observe::listing::Dialect,
+    ) -> String {
+        crate::observe::listing::render_listing_as(
             &kernel_setup(&self.cfg, self.family),
             &self.steps,
             conclusion,
             width,
+            dialect,
         )
     }
 

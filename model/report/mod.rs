@@ -2,7 +2,9 @@
 //! traces ([`counterexample`]), and LKMM litmus tests ([`litmus`]: the
 //! export of a trace, litmus tests as data runnable under the backends, the
 //! corpus of docs/litmus/ and herd7). Finding a counterexample is a
-//! driver's job (crate::drive::explain).
+//! driver's job (crate::drive::explain); the texts built on the drivers'
+//! results (mails, the findings listing, prices) are `crate::publish`'s,
+//! a floor above them.
 
 pub mod counterexample;
 pub mod litmus;

@@ -42,6 +42,12 @@ pub enum LifeEvent {
         /// v6.15 the node is the cgroup's, freed later ([`Self::CgroupFreed`]).
         rstat: bool,
     },
+    /// `css_create()` linked a new memory css into `memcg`'s cgroup (the
+    /// controller enabled again while the old css dies).
+    Linked {
+        /// The memcg whose cgroup it is.
+        memcg: u8,
+    },
     /// The cgroup of `memcg` was freed, with its rstat data (up to v6.15:
     /// the cgroup's self css freed, `cgroup_rstat_exit()`, `kfree(cgrp)`).
     CgroupFreed {

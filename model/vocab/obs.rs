@@ -31,8 +31,14 @@ pub enum Actor {
     /// The timer interrupt advancing `jiffies_64` (abstract time).
     Clock,
     /// `cgroup_rmdir()` of a memcg, and the release and free work that the
-    /// last reference put runs (the lifetime model).
+    /// last reference put runs (the lifetime model); with
+    /// [`crate::config::Death::relink`] the memory controller disabled in
+    /// the parent's `cgroup.subtree_control` instead (`kill_css()`).
     Rmdir(u8),
+    /// The memory controller enabled again in the parent's
+    /// `cgroup.subtree_control`: `css_create()` of a new memory css in memcg
+    /// `m`'s cgroup (the lifetime model).
+    Enable(u8),
 }
 
 impl Actor {
@@ -56,6 +62,7 @@ impl fmt::Display for Actor {
             Actor::Main => f.write_str("main"),
             Actor::Clock => f.write_str("clock"),
             Actor::Rmdir(m) => write!(f, "rmdir {m}"),
+            Actor::Enable(m) => write!(f, "enable {m}"),
         }
     }
 }

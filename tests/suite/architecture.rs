@@ -26,7 +26,8 @@ const FLOORS: &[(&str, usize)] = &[
     ("drive", 4),
     ("measure", 4),
     ("guest", 4),
-    ("cli", 5),
+    ("publish", 5),
+    ("cli", 6),
 ];
 
 fn model() -> Crate {

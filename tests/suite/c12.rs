@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use memcg_flush_model::check::run::{run, RunSpec};
 use memcg_flush_model::check::Verdict;
-use memcg_flush_model::cli::findings::{candidate_met, candidate_verdict};
-use memcg_flush_model::drive::findings::{check, replay, Check};
+use memcg_flush_model::drive::findings::{
+    candidate_met, check, reader_check, reader_configs, reader_premise, replay, Check,
+};
 use memcg_flush_model::drive::forms::{also_show, replay_also};
 use memcg_flush_model::explore::{Backend, Platform};
 use memcg_flush_model::observe::property::Property;
@@ -21,6 +22,7 @@ use memcg_flush_model::protocol::per_memcg::fold_skew;
 use memcg_flush_model::protocol::per_memcg::v6_8::{self, Memcontrol, State};
 use memcg_flush_model::protocol::variant::batch_times_cpus;
 use memcg_flush_model::protocol::{Kind, Variant};
+use memcg_flush_model::publish::findings::candidate_verdict;
 use memcg_flush_model::Config;
 
 const BUDGET: Duration = Duration::from_secs(120);
@@ -310,4 +312,49 @@ fn c12_fails_for_the_break_as_posted_on_v6_8s_counter() {
     for (v, lost) in [(name, true), ("v6.8", false)] {
         assert_eq!(lost_flush(v, &fold_skew(), &reg), lost, "{v}");
     }
+}
+
+/// What a reader observes, judged without the walk the candidates restore
+/// (`reader_check`: `quiescent_read_exact` on configurations charged past
+/// the trigger plus every CPU's slack): the unfixed code shows a read that
+/// misses pages, and the no-break candidate passes because its reader
+/// flushes and reads every page, not because it is the walk it is compared
+/// with (this check compares the read with the charges).
+#[test]
+fn the_reader_check_judges_the_read_not_the_walk() {
+    let f = finding();
+    let reg = registry();
+    let cfgs = reader_configs(&f, &reg);
+    assert!(!cfgs.is_empty(), "no configuration past the reader's slack");
+    let unfixed = Variant::find(&reg, f.witness.variant).expect("variant");
+    for c in &cfgs {
+        assert!(reader_premise(c, &unfixed), "{c}");
+    }
+    let first = &cfgs[..1];
+    let rows = reader_check(&f, first, &reg, BUDGET).expect("search");
+    let row = |name: &str| {
+        rows.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c[0].clone())
+            .unwrap_or_else(|| panic!("{name} not checked"))
+    };
+    let u = row(f.witness.variant);
+    assert!(
+        u.shows,
+        "the unfixed code reads every page on {}: {}",
+        u.cfg, u.note
+    );
+    let nb = row("v6.17-fix-no-break");
+    assert!(
+        !nb.shows && nb.exhaustive && nb.broken.is_empty(),
+        "no-break on {}: {} {}",
+        nb.cfg,
+        nb.verdict(),
+        nb.note
+    );
+    // A configuration short of the slack is not used: there a walk that
+    // counts every update may leave the reader under its trigger.
+    let mut short = cfgs[0].clone();
+    short = short.vals(&[1]);
+    assert!(!reader_premise(&short, &unfixed), "{short}");
 }

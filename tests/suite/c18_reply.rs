@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
-use memcg_flush_model::cli::reply::{gather, render, Scope, BATCH};
 use memcg_flush_model::measure::eagerness::{
     self, exhaustive_configs, predicted_interval, racy_config, FLUSH_NOT_TOO_EAGER,
 };
 use memcg_flush_model::measure::scaled::{self, confirm_configs, TABLE_CPUS};
 use memcg_flush_model::protocol::per_memcg::proposal_2026::{eager_mutant, ln_scale, FORMS};
+use memcg_flush_model::publish::mail::scaled::{gather, render, Scope, BATCH};
 use memcg_flush_model::vocab::BackendName;
 
 use crate::common::{reg, variant};

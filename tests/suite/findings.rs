@@ -5,14 +5,14 @@
 
 use std::time::Duration;
 
-use memcg_flush_model::cli::findings::candidate_met;
-use memcg_flush_model::cli::mail::long_lines;
 use memcg_flush_model::config::Config;
-use memcg_flush_model::drive::findings::{candidate_configs, check, check_candidates_on};
+use memcg_flush_model::drive::findings::candidate_met;
+use memcg_flush_model::drive::findings::{candidate_configs, check};
 use memcg_flush_model::measure::price::{cost_text, costs, Role};
 use memcg_flush_model::protocol::catalogue;
 use memcg_flush_model::protocol::findings::{all, by_id, Expected};
 use memcg_flush_model::protocol::Variant;
+use memcg_flush_model::publish::mail::full::long_lines;
 use memcg_flush_model::vocab::BackendName;
 
 const BUDGET: Duration = Duration::from_secs(120);
@@ -32,25 +32,64 @@ fn witness_shows(id: &str, backend: BackendName) {
     assert!(c.shows, "{id}: {} on {}: {}", c.verdict(), c.cfg, c.note);
 }
 
-/// Each candidate of `id` does what the data says (a fix holds, a refuted
-/// one shows the finding) on the witness and the larger configuration
-/// only: the configurations at scale are [`at_scale`]'s.
+/// Each candidate of `id` does what the data says on the witness and the
+/// larger configuration: a fix holds on both (the configurations at scale
+/// are [`at_scale`]'s); a refuted one shows the finding on one of the
+/// finding's configurations, the witnesses searched first and the
+/// configurations at scale only if it shows on neither ([`refuted`]).
 fn candidates_as_expected_on_witnesses(id: &str) {
     let f = by_id(id).expect("finding");
     let mut cfgs = vec![(f.witness.cfg)()];
     cfgs.extend(f.larger.map(|l| l()));
-    for (name, checks) in check_candidates_on(&f, &cfgs, &registry(), BUDGET).expect("search") {
-        let expected = f.fixes.iter().find(|c| c.variant == name).unwrap().expected;
-        assert!(
-            candidate_met(expected, &checks),
-            "{id}: {name} ({expected:?}) on the witnesses"
-        );
+    let reg = registry();
+    for c in f.fixes {
+        let v = Variant::find(&reg, c.variant).expect("variant");
+        match c.expected {
+            Expected::Fixes => {
+                let checks: Vec<_> = cfgs
+                    .iter()
+                    .map(|cfg| check(&f, &v, cfg, &reg, BUDGET).expect("search"))
+                    .collect();
+                assert!(
+                    candidate_met(Expected::Fixes, &checks),
+                    "{id}: {} (Fixes) on the witnesses",
+                    c.variant
+                );
+            }
+            Expected::Refuted => refuted(&f, &v, &cfgs, &reg),
+        }
     }
 }
 
+/// A withdrawn candidate (`Refuted`) shows the finding on one of the
+/// finding's configurations, not necessarily on every set of them:
+/// `death-lost-page`'s unlink at free races only a new css (`life-relink`,
+/// at scale), and the callback without the parent marked loses only where
+/// a flush runs between the late charge and the free (the witness). The
+/// search stops at the first configuration that shows it: `first`, then
+/// the configurations at scale.
+fn refuted(
+    f: &memcg_flush_model::protocol::findings::Finding,
+    v: &Variant,
+    first: &[Config],
+    reg: &[Variant],
+) {
+    let scale: Vec<Config> = f.scale.iter().map(|c| c()).collect();
+    let shown = first
+        .iter()
+        .chain(&scale)
+        .any(|cfg| check(f, v, cfg, reg, BUDGET).expect("search").shows);
+    assert!(
+        shown,
+        "{}: {} (Refuted) shows on none of the witnesses and configurations at scale",
+        f.id, v.name
+    );
+}
+
 /// On each of `id`'s configurations at scale that `keep` selects, the
-/// unfixed version still shows the finding and every candidate does what
-/// the data says.
+/// unfixed version still shows the finding and every fix holds (a refuted
+/// candidate is [`candidates_as_expected_on_witnesses`]'s, which searches
+/// the configurations at scale where the witnesses do not show it).
 fn at_scale(id: &str, keep: fn(&Config) -> bool) {
     let f = by_id(id).expect("finding");
     let reg = registry();
@@ -61,15 +100,20 @@ fn at_scale(id: &str, keep: fn(&Config) -> bool) {
         let c = check(&f, &unfixed, cfg, &reg, BUDGET).expect("search");
         assert!(c.shows, "{id}: {} {} on {cfg}", unfixed.name, c.verdict());
     }
-    for (name, checks) in check_candidates_on(&f, &cfgs, &reg, BUDGET).expect("search") {
-        let expected = f.fixes.iter().find(|c| c.variant == name).unwrap().expected;
+    for c in f.fixes.iter().filter(|c| c.expected == Expected::Fixes) {
+        let v = Variant::find(&reg, c.variant).expect("variant");
+        let checks: Vec<_> = cfgs
+            .iter()
+            .map(|cfg| check(&f, &v, cfg, &reg, BUDGET).expect("search"))
+            .collect();
         let lines: Vec<String> = checks
             .iter()
             .map(|c| format!("{} on {} {:?}", c.verdict(), c.cfg, c.broken))
             .collect();
         assert!(
-            candidate_met(expected, &checks),
-            "{id}: {name} ({expected:?}) at scale: {lines:?}"
+            candidate_met(Expected::Fixes, &checks),
+            "{id}: {} (Fixes) at scale: {lines:?}",
+            c.variant
         );
     }
 }

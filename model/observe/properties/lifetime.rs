@@ -32,12 +32,10 @@ pub static NO_USE_AFTER_FREE: Def = Def {
         let tree = matches!(a.var, Var::UpdatedNext { .. } | Var::LlistNode { .. });
         let freed = if tree { ctx.rstat_freed } else { ctx.freed };
         let m = a.var.memcg().filter(|m| freed[*m as usize])?;
-        // The model's walks test every node's word; a tree word that says
-        // "off the tree", or a css's rstat_css_node that says "off
-        // rstat_css_list", stands for a node the kernel's pointer walk never
-        // reaches.
-        let listed = matches!(a.var, Var::Css { field: "rstat_css_node", .. });
-        let unreached = (tree || listed) && a.op == Op::Read(0);
+        // The model's tree walks test every node's word; a tree word that
+        // says "off the tree" stands for a node the kernel's pointer walk
+        // never reaches (rstat_css_list is walked by its pointers).
+        let unreached = tree && a.op == Op::Read(0);
         (!unreached).then(|| {
             format!(
                 "no_use_after_free: {actor} accessed {} of memcg {m} ({:?}) after memcg {m} was freed",

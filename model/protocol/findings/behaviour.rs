@@ -36,14 +36,32 @@ const TREE_MB_V6_17: &str = "The same pair where v6.17 on would take it: in css_
      css_process_update_tree()\"). Checked as v6.8-tree-mb is; upstream's cost is the \
      same 1% (d8ef4b38cb69)";
 
-const DEATH_FIX: &str = "In kernel/cgroup/cgroup.c, css_release_work_fn(): remove \
-     `list_del_rcu(&css->rstat_css_node);`; css_free_rwork_fn(): before `ss->css_free(css);` \
-     call cgroup_rstat_flush(css->cgroup), then, under cgroup_rstat_lock (which every \
-     walker of the list holds), `list_del_rcu(&css->rstat_css_node);`. After the grace \
-     period every charge that found the memcg has landed, and the flush runs its callback \
-     once more; css_rstat_exit() does so there from v6.16. Off the hot path. Checked \
-     exhaustively (DFS) on 1 CPU, the dying parent with a folio, and 2 CPUs with the \
-     periodic flush off; 3 CPUs does not finish within 120 s.";
+const DEATH_FIX: &str = "Stable-only, for v5.13-v6.15: in kernel/cgroup/rstat.c add \
+     cgroup_rstat_css_free_flush(css): under spin_lock_irq(&cgroup_rstat_lock), \
+     css->ss->css_rstat_flush(css, cpu) for_each_possible_cpu(), then \
+     cgroup_rstat_updated(cgroup_parent(css->cgroup), smp_processor_id()); call it in \
+     css_free_rwork_fn() before ss->css_free(css) when ss->css_rstat_flush is set. The release \
+     and its list_del_rcu(&css->rstat_css_node) under cgroup_mutex are unchanged, so the list's \
+     two writers (init_and_link_css() and css_release_work_fn()) still exclude each other. The \
+     free runs a grace period after the release: every charge that found the memcg under RCU \
+     has landed, and the callback folds it into the memcg and the parent's pending counts, \
+     which the next flush covering the parent folds. Off the hot path. Checked exhaustively \
+     (DFS) on the three lifetime entries: the charge racing the release, the parent dying \
+     too, and a new memory css linked into the cgroup while the memcg waits to be freed.";
+
+const DEATH_UNLINK_AT_FREE: &str = "WITHDRAWN: keep the css on rstat_css_list until its free \
+     and there, before ss->css_free(css), cgroup_rstat_flush(cgrp) and \
+     list_del_rcu(&css->rstat_css_node) under cgroup_rstat_lock. The lock covers the list's \
+     readers but not its other writer: init_and_link_css() adds a new css under cgroup_mutex \
+     only. With the memory controller enabled again in the parent's cgroup.subtree_control \
+     while the old memcg waits to be freed, the add and the unlink race and the list keeps the \
+     freed css (no_use_after_free on life-relink: the new css's list_add_rcu() writes the \
+     freed node, and the next flush of the cgroup folds its poisoned counters)";
+
+const DEATH_CALLBACK_ONLY: &str = "WITHDRAWN: the callback for every CPU at the free, \
+     without marking the parent updated. A flush that ran between the late charge and the \
+     free took the parent off every tree, and the delta the callback passes up stays in the \
+     parent's state_pending (stats_survive_death on life-child)";
 
 const GATE_OR_ROOT: &str = "In mem_cgroup_flush_stats() (mm/memcontrol.c, v6.8: `if \
      (memcg_vmstats_needs_flush(memcg->vmstats))`): flush the subtree also when \
@@ -172,7 +190,7 @@ pub(super) fn findings() -> Vec<Finding> {
                 loom_bound: None,
             },
             larger: Some(life_parent),
-            scale: &[life_child_cpus2],
+            scale: &[life_child_cpus2, life_relink],
             also: &[],
             fixes_tag: Some("2d146aa3aa84 (\"mm: memcontrol: switch to rstat\")"),
             files: &["kernel/cgroup/cgroup.c", "kernel/cgroup/rstat.c"],
@@ -191,28 +209,47 @@ pub(super) fn findings() -> Vec<Finding> {
                  memory.current is not affected) miss the page for good; when the page is \
                  later uncharged from the parent it reparented to, the ancestors' counters go \
                  below the truth (reads clamp at 0).",
-            magnitude: "One update per CPU caught in the window per dying memcg: a page, or \
-                 a huge page (512 pages, 2 MiB); permanent, but not repeated.",
-            likelihood: "Low: an rmdir of the memcg while a charge through its objcg is in \
-                 flight, and a stall of that CPU long enough for offline, the last put and \
-                 the release flush.",
-            preconditions: "The stall: in the model CPU 0 waits on the per-CPU rstat lock \
-                 while the release flush takes it first, which a fair queued spinlock makes \
-                 unlikely; in the kernel the same window is an interrupt, an NMI or a vCPU \
-                 preemption between __this_cpu_add() and the tree insertion (callers disable \
-                 preemption, not always interrupts). Sequential consistency suffices.",
+            magnitude: "One update per CPU caught in the window per dying memcg: through the \
+                 objcg, the slab statistics the per-CPU objcg stock pushes (NR_SLAB_*_B, up to \
+                 about a page of bytes); a charged folio or a large kmalloc holds a reference \
+                 on the memcg and cannot race its release. Permanent, but not repeated.",
+            likelihood: "Low: the memcg's css released while an update that found it under \
+                 RCU is stalled between its per-CPU add and cgroup_rstat_updated(), across \
+                 offline, the last css_put(), the release work being run and its flush \
+                 (milliseconds).",
+            preconditions: "The stall. On !PREEMPT_RT these updates run with interrupts \
+                 disabled (mod_objcg_state() holds the objcg stock's local_lock_irqsave()), so \
+                 it takes an NMI on that CPU, the host preempting the vCPU, or PREEMPT_RT. In \
+                 the model CPU 0 waits on the per-CPU rstat lock while the release flush holds \
+                 it, which stands for any of them. Sequential consistency suffices. The \
+                 long-term trees 5.15, 6.1, 6.6 and 6.12 have it (the release and free paths \
+                 read in 5.15.0, 6.1.0 and 6.1.192, 6.6.9, 6.12.0 and 6.12.117).",
             abstractions: "One CPU, one page; the objcg charge path and the folio path; \
-                 cgroup_mutex and the work queues are not modelled (the release and free run \
-                 on the rmdir thread, in the order queued, the grace period is \
-                 synchronize_rcu()); of the cgroup's self css only its reference count, its \
-                 release flush and cgroup_rstat_exit() (no base stats, no other controllers, \
-                 whose updates also link the cgroup); the v6.8 statistics path stands for \
-                 v5.13-v6.15's (the same release and free lines).",
+                 cgroup_mutex is modelled where it orders rstat_css_list's writers (the \
+                 killed-css work, the release, css_create()), the work queues are not (the \
+                 release and free run on the rmdir thread, in the order queued, the grace \
+                 period is synchronize_rcu()); of the cgroup's self css only its reference \
+                 count, its release flush and cgroup_rstat_exit() (no base stats, no other \
+                 controllers, whose updates also link the cgroup); a new memory css is its \
+                 node on rstat_css_list and its reference on the cgroup; the v6.8 statistics \
+                 path stands for v5.13-v6.15's (the same release and free lines), with the \
+                 updater/flusher barrier pair in so that the tree's own store-buffering loss \
+                 does not mask this one.",
             fixes: &[
                 Candidate {
-                    variant: "v6.8-life-fix-flush-at-css-free",
+                    variant: "v6.8-life-fix-callback-at-free",
                     change: DEATH_FIX,
                     expected: Expected::Fixes,
+                },
+                Candidate {
+                    variant: "v6.8-life-fix-flush-at-css-free",
+                    change: DEATH_UNLINK_AT_FREE,
+                    expected: Expected::Refuted,
+                },
+                Candidate {
+                    variant: "v6.8-life-fix-callback-only",
+                    change: DEATH_CALLBACK_ONLY,
+                    expected: Expected::Refuted,
                 },
                 Candidate {
                     variant: "v6.8-life-fix-del-at-free",

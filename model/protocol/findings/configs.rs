@@ -36,6 +36,19 @@ pub(super) fn life_parent() -> Config {
         Death {
             parent_dies: true,
             folio: true,
+            relink: false,
+        },
+    )
+    .vals(&[1])
+    .periodic(false)
+}
+
+pub(super) fn life_relink() -> Config {
+    Config::lifetime(
+        1,
+        Death {
+            relink: true,
+            ..Death::default()
         },
     )
     .vals(&[1])

@@ -41,194 +41,20 @@
 //! after a grace period with forced flushes); the v2 forms keep v6.17-v7.0's
 //! offline timing.
 
-use crate::config::Config;
 use crate::kernel::rcu::{
     rcu_access_pointer, rcu_assign_pointer, rcu_dereference, rcu_read_lock, rcu_read_unlock,
-    synchronize_rcu, Rcu, RcuDefect, RcuFlavor, RcuPointer, RcuThread,
+    synchronize_rcu, RcuDefect, RcuThread,
 };
-use crate::kernel::{
-    atomic_add_return, read_once, spin_lock, spin_unlock, Atomic, LockName, SpinLock, Var,
-};
+use crate::kernel::{atomic_add_return, read_once, spin_lock, spin_unlock};
+use crate::protocol::lifetime::css_list::{NEW, OLD};
 use crate::protocol::memcg::ROOT_MEM_CGROUP;
-use crate::protocol::per_memcg::rstat::RstatTree;
 use crate::protocol::per_memcg::rstat_llist::{self, TreeV6_17};
 use crate::protocol::per_memcg::rstat_tree::{self, TreeV6_8};
-use crate::protocol::per_memcg::v6_8::{Memcontrol, State};
+use crate::protocol::per_memcg::v6_8::Memcontrol;
 use crate::vocab::obs::{LifeEvent, Obs};
 use crate::vocab::Platform;
 
-/// The memcg under the root that the scenario may remove.
-pub const PARENT: u8 = 1;
-/// The memcg that dies, a child of [`PARENT`].
-pub const CHILD: u8 = 2;
-
-/// What the poisoned atomics of a freed memcg hold.
-pub const POISON: i64 = -0x6b6b;
-
-/// A memcg's `struct cgroup_subsys_state` as its death sees it.
-pub struct CssState<P: Platform> {
-    /// `css->refcnt` (a percpu_ref in atomic mode once killed at offline).
-    pub refcnt: Atomic<P>,
-    /// Whether the css is on its cgroup's `rstat_css_list` (v4.18-v6.15;
-    /// `list_del_rcu()` at release).
-    pub rstat_css_node: Atomic<P>,
-    /// `css->online_cnt`: 1 plus the children still online; a css goes
-    /// offline only after all its children have.
-    pub online_cnt: Atomic<P>,
-    /// `CSS_DYING` in `css->flags`, set by `kill_css()`.
-    ///
-    /// NOTE(kernel): set in every version; the model sets it only in the
-    /// form that reads it (cgroup v1 in v7.1), so the other forms' searches
-    /// carry no operation nobody observes.
-    pub dying: Atomic<P>,
-}
-
-/// A memcg's cgroup as its death sees it (the forms with `rstat_css_list`,
-/// v5.13-v6.15, whose updated tree is the cgroup's).
-pub struct CgroupState<P: Platform> {
-    /// `cgrp->self.refcnt`: a reference from the memcg's css
-    /// (`init_and_link_css()`'s `cgroup_get_live()`, put by
-    /// `css_free_rwork_fn()`) and one from each child cgroup (put when the
-    /// child cgroup is freed).
-    ///
-    /// NOTE(kernel): the cgroup's base reference, which `cgroup_rmdir()`
-    /// kills before the memcg can be released, is left out; so are the
-    /// other controllers' csses.
-    pub refcnt: Atomic<P>,
-}
-
-/// The kernel state of one lifetime execution: the v6.8-lineage statistics
-/// state and its updated tree, RCU, the objcg the updaters charge through,
-/// each memcg's css and its cgroup.
-pub struct Life<P: Platform> {
-    /// Statistics state (memcgs 0 = root, [`PARENT`], [`CHILD`]).
-    pub mm: State<P>,
-    /// RCU.
-    pub rcu: Rcu<P>,
-    /// `objcg->memcg`: where the updaters' charges go.
-    pub objcg: RcuPointer<P>,
-    /// `objcg_lock`, which serialises reparenting.
-    pub objcg_lock: SpinLock<P>,
-    /// The css of each memcg.
-    pub css: Vec<CssState<P>>,
-    /// The cgroup of each memcg.
-    pub cgroups: Vec<CgroupState<P>>,
-}
-
-fn css_name(field: &'static str, m: u8) -> Var {
-    Var::Css { memcg: m, field }
-}
-
-/// `cgrp->self.refcnt` of memcg `m`'s cgroup: not a word of the memcg, so
-/// not a [`Var::Css`] (the memcg is freed before its cgroup).
-fn cgroup_refcnt_name(m: u8) -> Var {
-    const NAMES: [&str; 3] = ["self.refcnt", "self.refcnt.1", "self.refcnt.2"];
-    Var::Other {
-        name: NAMES[m as usize],
-        cpu: None,
-    }
-}
-
-impl<P: Platform> Life<P> {
-    /// Every memcg online with one reference (the child's reference on its
-    /// parent added), the objcg pointing at [`CHILD`].
-    ///
-    /// `folio_refs` more references on [`CHILD`] are held by charged folios.
-    pub fn new(
-        env: crate::protocol::wing::Env<P>,
-        flavor: RcuFlavor,
-        defect: RcuDefect,
-        folio_refs: i64,
-    ) -> Self {
-        // Readers: the CPUs, the periodic work, main.
-        let threads = env.cfg.cpus + 2;
-        let mut mm = State::new(env);
-        mm.rstat = Some(RstatTree::new(&mm.env.cfg));
-        let css = (0..mm.memcgs.len() as u8)
-            .map(|m| {
-                let children = (0..mm.memcgs.len() as u8)
-                    .filter(|c| mm.parent_mem_cgroup(*c) == Some(m))
-                    .count() as i64;
-                CssState {
-                    // The reference kill_css() holds until offline, plus one
-                    // from each child (put when the child is freed).
-                    refcnt: Atomic::new(
-                        css_name("refcnt", m),
-                        1 + children + if m == CHILD { folio_refs } else { 0 },
-                    ),
-                    rstat_css_node: Atomic::new(css_name("rstat_css_node", m), 1),
-                    online_cnt: Atomic::new(css_name("online_cnt", m), 1 + children),
-                    dying: Atomic::new(css_name("dying", m), 0),
-                }
-            })
-            .collect();
-        let cgroups = (0..mm.memcgs.len() as u8)
-            .map(|m| {
-                let children = (0..mm.memcgs.len() as u8)
-                    .filter(|c| mm.parent_mem_cgroup(*c) == Some(m))
-                    .count() as i64;
-                CgroupState {
-                    refcnt: Atomic::new(cgroup_refcnt_name(m), 1 + children),
-                }
-            })
-            .collect();
-        Life {
-            rcu: Rcu::new(flavor, threads, defect),
-            objcg: RcuPointer::new(
-                Var::Other {
-                    name: "objcg->memcg",
-                    cpu: None,
-                },
-                CHILD,
-            ),
-            objcg_lock: SpinLock::new(LockName::Other("objcg_lock")),
-            css,
-            cgroups,
-            mm,
-        }
-    }
-
-    /// The configuration the statistics state is built from: root, parent,
-    /// child.
-    pub fn config(cpus: usize) -> Config {
-        Config {
-            cpus,
-            batch: 64,
-            tree: vec![ROOT_MEM_CGROUP, PARENT],
-            periodic: false,
-            readers: 0,
-            ..Config::default()
-        }
-    }
-}
-
-/// One queued release: of a memcg's css, or (the forms with
-/// `rstat_css_list`) of its cgroup's self css.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Work {
-    /// `css_release_work_fn()` of the memcg's css.
-    Css(u8),
-    /// `css_release_work_fn()` of the memcg's cgroup's self css.
-    Cgroup(u8),
-}
-
-/// The release work a thread has queued and will run when its current work
-/// is done.
-///
-/// NOTE(kernel): `cgroup_release_wq` and `cgroup_free_wq` run the work on
-/// worker threads, later; the model runs it on the thread that queued it,
-/// after that thread's current work (so a parent can go offline before its
-/// child's release runs, as in the kernel), in the order queued, which
-/// leaves out runs of the work concurrent with the rest of that thread's
-/// work.
-#[derive(Default, Debug)]
-pub struct WorkQueue(pub Vec<Work>);
-
-/// Report lifetime event `e` to the monitors: a step overridden by a
-/// variant emits what the default body it replaces emits.
-pub fn emit<P: Platform>(e: LifeEvent) {
-    P::emit(|| Obs::Life(e));
-}
+pub use super::state::{emit, CgroupState, CssState, Life, Work, WorkQueue, CHILD, PARENT, POISON};
 
 /// The lifetime steps, as default methods over the two forms' common code;
 /// a form or a mutant overrides the step it changes.
@@ -267,7 +93,15 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     /// unless the form keeps `rstat_css_list` and the css is off it.
     fn cgroup_rstat_flush<P: Platform>(&self, life: &Life<P>, root: u8) {
         if self.rstat_css_list() {
-            let listed = |m: u8| read_once(&life.css[m as usize].rstat_css_node) != 0;
+            // The memcg callback runs for the memcg's css if the walk of
+            // its cgroup's rstat_css_list reaches it; a later memory css of
+            // the same cgroup holds nothing the model follows.
+            let listed = |m: u8| {
+                life.cgroups[m as usize]
+                    .rstat_css_list
+                    .walk()
+                    .contains(&OLD)
+            };
             let code = TreeV6_8 { smp_mb_pair: true };
             rstat_tree::cgroup_rstat_flush_locked(&code, &life.mm, root, true, &listed);
         } else {
@@ -375,17 +209,29 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     /// this was ("do { offline_css(css); css_put(css); css = css->parent; }
     /// while (css && atomic_dec_and_test(&css->online_cnt))").
     ///
-    /// NOTE(kernel): under `cgroup_mutex`, which is not modelled: only the
-    /// thread that takes a count to 0 offlines, so no two offline one css.
+    /// Under `cgroup_mutex` in the forms with `rstat_css_list` (see
+    /// [`Life::cgroup_mutex`]), where `offline_css()` also clears
+    /// `cgrp->subsys[]`, which `cgroup_drain_offline()` waits for.
     fn css_killed_work_fn<P: Platform>(&self, life: &Life<P>, wq: &mut WorkQueue, memcg: u8) {
+        let locked = self.rstat_css_list();
+        if locked {
+            spin_lock(&life.cgroup_mutex);
+        }
         let mut css = Some(memcg);
         while let Some(m) = css {
             self.mem_cgroup_css_offline(life, m);
+            if locked {
+                // offline_css(): RCU_INIT_POINTER(css->cgroup->subsys[ss->id], NULL)
+                crate::kernel::write_once(&life.cgroups[m as usize].subsys, 0);
+            }
             self.css_put(life, wq, m);
             css = life.mm.parent_mem_cgroup(m).filter(|p| {
                 *p != ROOT_MEM_CGROUP
                     && atomic_add_return(-1, &life.css[*p as usize].online_cnt) == 0
             });
+        }
+        if locked {
+            spin_unlock(&life.cgroup_mutex);
         }
     }
 
@@ -433,8 +279,16 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
         wq: &mut WorkQueue,
         memcg: u8,
     ) {
+        // cgroup_lock() around the release (the forms with rstat_css_list).
+        let locked = self.rstat_css_list();
+        if locked {
+            spin_lock(&life.cgroup_mutex);
+        }
         self.css_release_flush(life, memcg);
         emit::<P>(LifeEvent::Released { memcg });
+        if locked {
+            spin_unlock(&life.cgroup_mutex);
+        }
         synchronize_rcu(&life.rcu, th);
         self.css_free_rwork_fn(life, wq, memcg);
     }
@@ -444,7 +298,58 @@ pub trait Lifetime: Clone + Send + Sync + 'static {
     fn css_release_flush<P: Platform>(&self, life: &Life<P>, memcg: u8) {
         self.cgroup_rstat_flush(life, memcg);
         if self.rstat_css_list() {
-            crate::kernel::write_once(&life.css[memcg as usize].rstat_css_node, 0);
+            life.cgroups[memcg as usize]
+                .rstat_css_list
+                .list_del_rcu(OLD);
+        }
+    }
+
+    /// The memory controller enabled again in the parent's
+    /// `cgroup.subtree_control` while `memcg`'s css dies
+    /// (`cgroup_apply_control()`): `cgroup_drain_offline()` waits, under
+    /// `cgroup_mutex`, until the old css is offline; `css_create()` then
+    /// links a new memory css into the same cgroup (`init_and_link_css()`:
+    /// `cgroup_get_live(cgrp)`, and in the forms with `rstat_css_list`
+    /// `list_add_rcu()` of its node) and brings it online.
+    ///
+    /// NOTE(kernel): the new css's memcg and its statistics are not
+    /// modelled, only its node on the list and its reference on the
+    /// cgroup; the forms without the list take no `cgroup_mutex`, and there
+    /// the new css is linked without waiting.
+    fn enable<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        let cg = &life.cgroups[memcg as usize];
+        if self.rstat_css_list() {
+            // NOTE(kernel): cgroup_drain_offline() tests under cgroup_mutex
+            // and sleeps on the cgroup's offline_waitq without it; the model
+            // waits for the offline first and then takes the mutex, which
+            // only offline_css() could otherwise clear the pointer under.
+            let mut snap = None;
+            while read_once(&cg.subsys) != 0 {
+                if snap.is_none() {
+                    snap = crate::vocab::footprint::spin_snapshot();
+                } else {
+                    crate::vocab::footprint::spin_restore(snap);
+                }
+                P::yield_now();
+            }
+            spin_lock(&life.cgroup_mutex);
+        }
+        atomic_add_return(1, &cg.refcnt);
+        if self.rstat_css_list() {
+            cg.rstat_css_list.list_add_rcu(NEW);
+            crate::kernel::write_once(&cg.subsys, NEW);
+            spin_unlock(&life.cgroup_mutex);
+        }
+        emit::<P>(LifeEvent::Linked { memcg });
+    }
+
+    /// The new memory css of `memcg`'s cgroup charged: its update puts the
+    /// cgroup on CPU 0's updated tree (the forms with `rstat_css_list`,
+    /// whose tree is the cgroup's), so that the next flush walks the
+    /// cgroup's `rstat_css_list`.
+    fn new_css_charged<P: Platform>(&self, life: &Life<P>, memcg: u8) {
+        if self.rstat_css_list() {
+            rstat_tree::cgroup_rstat_updated_on(&life.mm, memcg, 0, true);
         }
     }
 

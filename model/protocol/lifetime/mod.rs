@@ -10,9 +10,11 @@
 //! ([`crate::protocol::Model`] for [`LifeWing`]); its scenario is
 //! check/lifetime.rs and its monitor observe/lifetime.rs.
 
+pub mod css_list;
 pub mod fixes;
 pub mod forms;
 pub mod mutants;
+pub mod state;
 pub mod wing;
 
 use crate::explore::BackendName;
@@ -34,6 +36,7 @@ pub fn catalogue() -> Vec<Variant> {
         )
         .finding_on(Property::StatsSurviveDeath, ShuttleDfs, "life-child")
         .finding_on(Property::StatsSurviveDeath, Loom, "life-child")
+        .finding_on(Property::StatsSurviveDeath, ShuttleDfs, "life-relink")
         // Its per-CPU spin locks multiply loom's branches: life-child at
         // bound 2 passes 570,000 executions in 120 s.
         .loom_cap(1),
@@ -50,11 +53,33 @@ pub fn catalogue() -> Vec<Variant> {
             model(forms::V7_1LifeV1),
         ),
         Variant::lifetime(
+            "v6.8-life-fix-callback-at-free",
+            Kind::Fix,
+            "death-lost-page: v6.8-life whose css free calls the memcg callback for every CPU under cgroup_rstat_lock and puts the parent cgroup on an updated tree, the release and its list_del_rcu() under cgroup_mutex unchanged",
+            model(fixes::V6_8LifeCallbackAtFree {
+                parent_updated: true,
+            }),
+        )
+        .loom_cap(1),
+        Variant::lifetime(
+            "v6.8-life-fix-callback-only",
+            Kind::Fix,
+            "death-lost-page, withdrawn: v6.8-life-fix-callback-at-free without putting the parent cgroup on an updated tree: the callback's delta can stay in the parent's state_pending with the parent on no tree",
+            model(fixes::V6_8LifeCallbackAtFree {
+                parent_updated: false,
+            }),
+        )
+        .finding_on(Property::StatsSurviveDeath, BackendName::ShuttleDfs, "life-child")
+        .loom_cap(1),
+        Variant::lifetime(
             "v6.8-life-fix-flush-at-css-free",
             Kind::Fix,
-            "death-lost-page: v6.8-life keeping the memcg on rstat_css_list until its css's free, which flushes with the callback and unlinks it under cgroup_rstat_lock before the memcg is freed (as css_rstat_exit() from v6.16)",
+            "death-lost-page, withdrawn: v6.8-life keeping the memcg on rstat_css_list until its css's free, which flushes and unlinks it under cgroup_rstat_lock only: a css linked into the same cgroup under cgroup_mutex races the unlink",
             model(fixes::V6_8LifeFlushAtCssFree),
         )
+        // Withdrawn: init_and_link_css() and the unlink exclude nothing.
+        .finding_on(Property::NoUseAfterFree, BackendName::ShuttleDfs, "life-relink")
+        .finding_on(Property::StatsSurviveDeath, BackendName::ShuttleDfs, "life-relink")
         .loom_cap(1),
         Variant::lifetime(
             "v6.8-life-fix-del-at-free",

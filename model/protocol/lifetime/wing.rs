@@ -45,6 +45,12 @@ pub trait LifeProtocol<P: Platform>: Send + Sync {
     fn flush_all(&self, th: &RcuThread);
     /// `cgroup_rmdir()` of `memcg`.
     fn rmdir(&self, th: &RcuThread, memcg: u8);
+    /// A new memory css linked into `memcg`'s cgroup once the old one is
+    /// offline ([`Lifetime::enable`]).
+    fn enable(&self, memcg: u8);
+    /// The new memory css of `memcg`'s cgroup charged
+    /// ([`Lifetime::new_css_charged`]).
+    fn new_css_charged(&self, memcg: u8);
 }
 
 /// One execution of a [`Lifetime`] implementation.
@@ -71,6 +77,12 @@ impl<L: Lifetime, P: Platform> LifeProtocol<P> for Running<L, P> {
     }
     fn rmdir(&self, th: &RcuThread, memcg: u8) {
         self.code.rmdir(&self.life, th, memcg);
+    }
+    fn enable(&self, memcg: u8) {
+        self.code.enable(&self.life, memcg);
+    }
+    fn new_css_charged(&self, memcg: u8) {
+        self.code.new_css_charged(&self.life, memcg);
     }
 }
 

@@ -32,8 +32,8 @@
 //! word is set, which the model's flusher reads one by one under the lock.
 
 use crate::kernel::{
-    read_once, smp_mb, spin_lock, spin_unlock, this_cpu_add, trace_flush_begin, trace_flush_end,
-    write_once,
+    read_once, smp_mb, smp_processor_id, spin_lock, spin_unlock, this_cpu_add, trace_flush_begin,
+    trace_flush_end, write_once,
 };
 use crate::protocol::per_memcg::rstat::ON_TREE;
 use crate::protocol::per_memcg::v6_8::{Memcontrol, State, V6_8NoSkip};
@@ -44,6 +44,18 @@ use crate::vocab::Platform;
 /// speculative lockless test finds it there already. `smp_mb` adds the
 /// updater's half of 9a9e97b2f1f2's barrier pair before that test.
 pub fn cgroup_rstat_updated<P: Platform>(mm: &State<P>, memcg: u8, smp_mb_pair: bool) {
+    cgroup_rstat_updated_on(mm, memcg, smp_processor_id::<P>(), smp_mb_pair);
+}
+
+/// `cgroup_rstat_updated(cgrp, cpu)` for CPU `cpu`, which need not be the
+/// caller's (the function takes `cpu`'s per-CPU lock, so any context may
+/// call it): see [`cgroup_rstat_updated`].
+pub fn cgroup_rstat_updated_on<P: Platform>(
+    mm: &State<P>,
+    memcg: u8,
+    cpu: usize,
+    smp_mb_pair: bool,
+) {
     let t = mm.tree();
     if smp_mb_pair {
         // 9a9e97b2f1f2: "Paired with the one in cgroup_rstat_cpu_pop_updated()".
@@ -51,16 +63,16 @@ pub fn cgroup_rstat_updated<P: Platform>(mm: &State<P>, memcg: u8, smp_mb_pair: 
     }
     // "Speculative already-on-list test. This may race leading to temporary
     // inaccuracies, which is fine." (d8ef4b38cb69)
-    if read_once(t.updated_next[memcg as usize].this_cpu::<P>()) != 0 {
+    if read_once(t.updated_next[memcg as usize].per_cpu(cpu)) != 0 {
         return;
     }
-    let lock = t.cpu_lock.this_cpu::<P>();
+    let lock = t.cpu_lock.per_cpu(cpu);
     spin_lock(lock);
     // Bottom-up: stop at the first node already on the tree ("If a cgroup is
     // already in the tree, all ancestors are").
     let mut level = Some(memcg);
     while let Some(m) = level {
-        let next = t.updated_next[m as usize].this_cpu::<P>();
+        let next = t.updated_next[m as usize].per_cpu(cpu);
         if read_once(next) != 0 {
             break;
         }

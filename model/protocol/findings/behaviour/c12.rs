@@ -100,11 +100,13 @@ const MECHANISM: &str = "memcg_rstat_updated() walks from the charged memcg to t
      so the parent's readers do not flush where the walk without the break would have \
      counted enough to make them flush. \
      (1) With a racing flush, at 4 KiB pages. css_rstat_flush() walks CPU 0 while CPU 0 is \
-     inside memcg_rstat_updated() for a child. The callback reads the child's page and its \
-     WRITE_ONCE(statc->stats_updates, 0) lands inside CPU 0's this_cpu_add_return(), which \
-     then writes its sum back: the child keeps a count for a page the flush has already \
-     folded. At the root the reset lands after CPU 0's add and erases the root's count, \
-     rightly. The child's atomic is now one fold ahead of the root's. Shortest witness: one \
+     charging a child. At the child the callback reads the page in statc->state[] (added by \
+     this_cpu_add()) and resets statc->stats_updates before memcg_rstat_updated() counts the \
+     page there: the child keeps a count for a page the flush has already folded. At the root \
+     the reset falls between CPU 0's this_cpu_add_return() and its this_cpu_xchg() and \
+     erases the root's count, rightly. Both windows lie between whole per-CPU operations, so \
+     they exist on every architecture. The child's atomic is now one fold ahead of the \
+     root's. Shortest witness: one \
      CPU, MEMCG_CHARGE_BATCH reduced to 1 (threshold 1), three 1-page charges of a child of \
      the root with the periodic flush racing the first: after the second the child's atomic \
      is 2, flushable, the root's 1; the third stops at the child, and a read of the root \
@@ -146,7 +148,7 @@ const IMPACT: &str = "Stale: every reader that flushes through mem_cgroup_flush_
      one period late when the deferrable worker runs on time. Who would notice: a container \
      manager or a userspace OOM daemon that reads a parent cgroup's memory.stat, anon or \
      file, just after a burst of charges in one child, and tests that charge a child and \
-     read the parent: they see the parent up to 2 s behind, with more unflushed than the \
+     read the parent: they see the parent up to 2 s behind when the periodic flush is on time, with more unflushed than the \
      threshold allows. Read in v6.18.19: mm/memcontrol.c, mm/vmscan.c, mm/workingset.c, \
      mm/filemap.c, mm/zswap.c, mm/memcontrol-v1.c and mm/page-writeback.c; v7.1.5 has the \
      same callers.";
@@ -154,14 +156,15 @@ const IMPACT: &str = "Stale: every reader that flushes through mem_cgroup_flush_
 const MAGNITUDE: &str = "Everything charged below the flushable child until the next flush \
      that resets it: not bounded by MEMCG_CHARGE_BATCH * nr_cpus, 4096 pages or 16 MiB on \
      64 CPUs, which the threshold promises; bounded in time by the periodic flush, 2 s if \
-     the worker is on time. What starts it is small. In the racy form, one fold's worth of \
+     the worker is on time (Waiman Long has seen it late by \"up to 10s of seconds\"). What \
+     starts it is small. In the racy form, one fold's worth of \
      pages counted at the child but not at the root; in the race-free form, up to \
      MEMCG_CHARGE_BATCH - 1 pages per CPU per level of fold skew.";
 
 const LIKELIHOOD: &str = "Racy form (any page size, 4 KiB included): a flush must walk the \
-     charging CPU while that CPU is inside one memcg_rstat_updated() call, with the reset \
-     landing inside the child's this_cpu_add_return() and after the root's: a window of a \
-     few instructions, open to the periodic flush and every gated reader's flush; rare per \
+     charging CPU while that CPU charges, the child's reset after the flush read the page \
+     and before the child's this_cpu_add_return(), the root's after the root's \
+     this_cpu_add_return(): a window of a few instructions, open to the periodic flush and every gated reader's flush; rare per \
      charge, but every charge of every memcg is exposed, and once it happens the skew stays \
      until a flush resets the child. Race-free form (large folios): deterministic once the \
      shape occurs: one CPU charging a child and a sibling under one parent, and the child \
@@ -169,17 +172,19 @@ const LIKELIHOOD: &str = "Racy form (any page size, 4 KiB included): a flush mus
      (16 pages for a 64 KiB mTHP); impossible with 4 KiB pages only, and a PMD THP's 512 \
      pages folds the parent too.";
 
-const PRECONDITIONS: &str = "Racy form: callers run memcg_rstat_updated() with preemption off \
-     but interrupts on, and the flusher runs on another CPU; this_cpu_add_return() and \
-     this_cpu_xchg() are atomic against the local CPU only (one instruction without a lock \
-     prefix on x86, an LL/SC or LSE sequence on arm64), so the remote WRITE_ONCE() can land \
-     inside them on both. Sequential consistency suffices. Race-free form: two memcgs \
+const PRECONDITIONS: &str = "Racy form: mod_memcg_state() runs memcg_rstat_updated() between \
+     get_cpu() and put_cpu(), preemption off, and the flusher runs on another CPU; its remote \
+     WRITE_ONCE() of statc->stats_updates races the owner in two windows, a reset after the \
+     flush read the page and before the child's this_cpu_add_return(), and a reset between \
+     the root's this_cpu_add_return() and this_cpu_xchg(). Both lie between whole per-CPU \
+     operations, so they need no store landing inside an x86 add or an arm64 LL/SC or LSE \
+     operation, and exist on every architecture. Sequential consistency suffices. Not \
+     confirmed on real kernels: no scenario races two tasks. Race-free form: two memcgs \
      charged under one parent on one CPU, large folios in the child; no interrupt, lock or \
-     ordering assumption. Reproducer of the race-free form: `flushcheck kernels --host \
-     --scenario c12-skew` (root, cgroup v2) runs it on the running kernel beside the model's \
-     prediction, and docs/reproducers/test_c12_skew.c is the same sequence as a standalone C \
-     test in the style of the cgroup selftests (predicted to fail from v6.16; 6.12 under \
-     qemu agrees with the no-loss prediction).";
+     ordering assumption; shown on Debian's 6.16.12 to 7.3.4 under qemu at 1, 2 and 4 vCPUs \
+     (`flushcheck kernels --scenario c12-decisive`, and docs/reproducers/test_c12_skew.c, the \
+     same sequence as a standalone test in the style of the cgroup selftests; 6.12.117, \
+     without the break, shows no loss).";
 
 const ABSTRACTIONS: &str = "One statistic item; every memcg is visited on every CPU (the \
      lockless updated list of v6.17 on is modelled separately and keeps the break); one \

@@ -2,7 +2,7 @@
 //! (v1 with `ilog2`, v2 with `int_sqrt(nr_cpus + 2)`): the worst-case
 //! staleness of each trigger as a formula, confirmed by exhaustive search,
 //! the table at 2 to 1024 CPUs, and how often a reader flushes. Printed
-//! within `flushcheck report --finding c18-bound` ([`super::mail`]).
+//! within `flushcheck report --finding c18-bound` ([`super`]).
 //!
 //! [`gather`] (in [`crate::measure::scaled`]) runs every search and
 //! measurement; [`render`] writes the text
@@ -261,45 +261,24 @@ fn table(out: &mut String, d: &ReplyData) {
         return;
     };
     out.push('\n');
+    // The scaled forms' smallest and largest value of `of`, in MiB.
+    let span = |of: fn(&scaled::Cell) -> i64| {
+        let v = || last.cells.iter().skip(1).map(of);
+        (mib(v().min().unwrap_or(0)), mib(v().max().unwrap_or(0)))
+    };
+    let (t_min, t_max) = span(|c| c.trigger);
+    let (w_min, w_max) = span(|c| c.worst);
     para(
         out,
         "",
         &format!(
             "At {} CPUs the N * B term alone is {} MiB; the scaled forms \
-             take T down from {} MiB to {} to {} MiB, but the worst case only \
-             from {} MiB to {} to {} MiB. {}",
+             take T down from {} MiB to {t_min} to {t_max} MiB, but the worst case only \
+             from {} MiB to {w_min} to {w_max} MiB. {}",
             last.cpus,
             mib(last.cpus as i64 * BATCH),
             mib(last.cells[0].trigger),
-            mib(last
-                .cells
-                .iter()
-                .skip(1)
-                .map(|c| c.trigger)
-                .min()
-                .unwrap_or(0)),
-            mib(last
-                .cells
-                .iter()
-                .skip(1)
-                .map(|c| c.trigger)
-                .max()
-                .unwrap_or(0)),
             mib(last.cells[0].worst),
-            mib(last
-                .cells
-                .iter()
-                .skip(1)
-                .map(|c| c.worst)
-                .min()
-                .unwrap_or(0)),
-            mib(last
-                .cells
-                .iter()
-                .skip(1)
-                .map(|c| c.worst)
-                .max()
-                .unwrap_or(0)),
             agree_at(first),
         ),
     );

@@ -1,24 +1,22 @@
-//! `flushcheck report --finding ID` (`--all --out DIR`): one finding as
-//! plain text that can be pasted into a mail to linux-mm: at most 80
-//! columns, no Markdown. Every verdict in it comes from a search run while
-//! the text is written: the witness replayed, its shortest trace, the LKMM
-//! litmus test of a weak-memory trace, each fix candidate checked on the
-//! witness, a larger configuration and the default suite.
+//! `flushcheck report --finding ID --model-report`: the model's whole report on
+//! finding, as plain text of at most 80 columns (the mail itself is
+//! [`super::for_finding`]'s). Every verdict in it comes from a search run
+//! while the text is written: the witness replayed, its shortest trace, the
+//! LKMM litmus test of a weak-memory trace, each fix candidate checked on
+//! the witness, a larger configuration and, when asked, the default suite,
+//! and what a reader of the candidate observes
+//! ([`crate::drive::findings::reader_check`]).
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::time::Duration;
-
-use clap::Parser;
 
 use crate::drive::findings::{candidate_configs, check_candidates_on, replay};
 use crate::drive::forms::{as_form, replay_also};
-use crate::protocol::findings::{maintainers, Class, Expected, Finding};
+use crate::protocol::findings::{Expected, Finding};
 use crate::protocol::Variant;
 
-use super::mail_text::{candidate_words, cfg_words, check_words, scrub, verdict_words, wrap, TEXT};
-use super::matrix::{build_plan, run_with_progress, MatrixArgs};
-use super::reply::{self, Scope};
+use super::scaled::{self, Scope};
+use super::text::{candidate_words, cfg_words, check_words, scrub, verdict_words, wrap, TEXT};
 
 /// The widest line a report may have.
 pub const WIDTH: usize = 80;
@@ -37,68 +35,6 @@ fn item(out: &mut String, first: &str, text: &str) {
     for (i, line) in wrap(text, TEXT + 2 - first.len()).into_iter().enumerate() {
         let _ = writeln!(out, "{}{line}", if i == 0 { first } else { &hang });
     }
-}
-
-/// A header field, folded (RFC 5322: a continuation line starts with a
-/// space) after a comma when it does not fit.
-fn header(out: &mut String, name: &str, values: &[String]) {
-    if values.is_empty() {
-        return;
-    }
-    let mut line = format!("{name}:");
-    for (i, v) in values.iter().enumerate() {
-        let piece = if i + 1 < values.len() {
-            format!("{v},")
-        } else {
-            v.clone()
-        };
-        if line.chars().count() + 1 + piece.chars().count() > WIDTH && line.contains(' ') {
-            let _ = writeln!(out, "{line}");
-            line = String::new();
-        }
-        line.push(' ');
-        line.push_str(&piece);
-    }
-    let _ = writeln!(out, "{line}");
-}
-
-/// The mail's headers: a one-line `Subject:` with the class's prefix, and
-/// `To:`/`Cc:` from the MAINTAINERS entries of the files the fix touches.
-fn headers(out: &mut String, f: &Finding) {
-    if f.id == reply::FINDING {
-        // A reply keeps the thread's subject, folded as its messages fold it.
-        let (to, cc, _) = maintainers::recipients(f.files);
-        let subject = format!("Subject: {}", reply::THREAD_SUBJECT);
-        let cut = subject[..WIDTH].rfind(' ').unwrap_or(subject.len());
-        let _ = writeln!(out, "{}", &subject[..cut]);
-        if cut < subject.len() {
-            let _ = writeln!(out, " {}", subject[cut..].trim_start());
-        }
-        let _ = writeln!(out, "In-Reply-To: {}", reply::IN_REPLY_TO);
-        let refs: Vec<String> = reply::REFERENCES.iter().map(|r| r.to_string()).collect();
-        header(out, "References", &refs);
-        let (author, rest) = reply::THREAD_PEOPLE.split_at(1);
-        header(
-            out,
-            "To",
-            &author.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-        );
-        let mut all: Vec<String> = rest.iter().map(|p| p.to_string()).collect();
-        all.extend(
-            to.into_iter()
-                .chain(cc)
-                .filter(|p| !reply::THREAD_PEOPLE.contains(&p.as_str())),
-        );
-        header(out, "Cc", &all);
-        return;
-    }
-    let _ = writeln!(out, "Subject: {} {}", f.class.prefix(), f.subject);
-    let (to, mut cc, _) = maintainers::recipients(f.files);
-    if f.class == Class::FixedUpstream {
-        cc.push("stable@vger.kernel.org".into());
-    }
-    header(out, "To", &to);
-    header(out, "Cc", &cc);
 }
 
 /// A heading line and its paragraph.
@@ -147,21 +83,10 @@ fn fit_litmus(text: &str) -> String {
     out
 }
 
-/// The default suite run for one variant, as `flushcheck --variant NAME`
-/// runs it: whether every cell is as the catalogue expects, and a line
-/// saying so.
-pub fn default_suite(name: &str, registry: &[Variant]) -> Result<(bool, String), String> {
-    #[derive(Parser)]
-    struct Wrap {
-        #[command(flatten)]
-        m: MatrixArgs,
-    }
-    let w = Wrap::try_parse_from(["flushcheck", "--variant", name, "--in-process"])
-        .map_err(|e| e.to_string())?;
-    let plan = build_plan(&w.m, registry)?;
-    let (m, elapsed) = run_with_progress(&plan, true);
-    let bad: Vec<String> = m
-        .cells
+/// The line a candidate's default suite run gives: whether every cell of
+/// `cells` is as the catalogue expects.
+pub fn suite_line(cells: &[crate::drive::cells::Cell], elapsed: std::time::Duration) -> String {
+    let bad: Vec<String> = cells
         .iter()
         .filter(|c| !c.ok)
         .map(|c| {
@@ -173,10 +98,10 @@ pub fn default_suite(name: &str, registry: &[Variant]) -> Result<(bool, String),
             )
         })
         .collect();
-    let line = if bad.is_empty() {
+    if bad.is_empty() {
         format!(
             "the model's standard configurations: all {} checks as expected ({:.0} s)",
-            m.cells.len(),
+            cells.len(),
             elapsed.as_secs_f64()
         )
     } else {
@@ -184,21 +109,19 @@ pub fn default_suite(name: &str, registry: &[Variant]) -> Result<(bool, String),
             "the model's standard configurations: NOT as expected: {}",
             bad.join("; ")
         )
-    };
-    Ok((bad.is_empty(), line))
+    }
 }
 
-/// The report of finding `f`; `suite` also runs each candidate's default
-/// suite; `model_names` prints the trace as the model's column diagram
-/// (`U.1[0] += 2`) instead of the kernel's statements.
-pub fn mail(
-    f: &Finding,
-    registry: &[Variant],
-    budget: Duration,
-    model_names: bool,
-    suite: bool,
-) -> Result<String, String> {
-    mail_at(f, registry, budget, model_names, suite, Depth::Full)
+/// What a full report runs besides the witnesses.
+pub struct Full<'a> {
+    /// The trace as the model's column diagram (`U.1[0] += 2`) instead of
+    /// the kernel's statements.
+    pub model_names: bool,
+    /// How much it searches.
+    pub depth: Depth,
+    /// Runs a candidate's default suite (`flushcheck --variant NAME`) and
+    /// says how it went in a line, if asked (`--suite`).
+    pub suite: Option<SuiteFn<'a>>,
 }
 
 /// How much a report searches: everything it states ([`Depth::Full`]),
@@ -212,21 +135,24 @@ pub enum Depth {
     /// The same text from the cheapest searches.
     Form,
     /// Every search but the fix candidates', which are listed unchecked
-    /// (`report --finding ID --no-check`).
+    /// (`report --finding ID --model-report --no-check`).
     NoCheck,
 }
 
-/// [`mail`] at `depth`.
-pub fn mail_at(
+/// The model's full report on `f`.
+pub fn full(
     f: &Finding,
     registry: &[Variant],
     budget: Duration,
-    model_names: bool,
-    suite: bool,
-    depth: Depth,
+    o: &Full,
 ) -> Result<String, String> {
+    let (model_names, depth) = (o.model_names, o.depth);
     let mut out = String::new();
-    headers(&mut out, f);
+    let _ = writeln!(
+        out,
+        "memcg-flush-model: the model's report on {}\n({})",
+        f.id, f.subject
+    );
     section(&mut out, "Kind", f.class.name());
     section(
         &mut out,
@@ -316,7 +242,7 @@ pub fn mail_at(
     }
 
     if !f.fixes.is_empty() {
-        candidates(&mut out, f, registry, budget, suite, depth)?;
+        candidates(&mut out, f, registry, budget, o.suite, depth)?;
     }
     if let Some(b) = &f.bound {
         section(&mut out, "Corrected comment", b.comment);
@@ -324,17 +250,14 @@ pub fn mail_at(
         let _ = writeln!(out, "\nConfirmed by");
         out.push_str(&shell_lines(&format!("$ {}", b.confirm), "  "));
     }
-    if f.id == reply::FINDING {
+    if f.id == scaled::FINDING {
         let scope = match depth {
             Depth::Full | Depth::NoCheck => Scope::full(),
             Depth::Form => Scope::quick(),
         };
-        out.push_str(&reply::reply(registry, &scope)?);
+        out.push_str(&scaled::reply(registry, &scope)?);
     }
     section(&mut out, "What the model abstracts away", f.abstractions);
-    if let Some(tag) = f.fixes_tag {
-        let _ = writeln!(out, "\nFixes: {tag}");
-    }
     let _ = writeln!(
         out,
         "\n-- \nflushcheck {} (memcg-flush-model); the text says what the model\nshowed and nothing more.",
@@ -368,7 +291,11 @@ fn witness(
             .find(|d| long_lines(d).is_empty())
             .unwrap_or_else(|| c.diagram(WIDTH))
     } else {
-        c.listing(WIDTH, &format!("Result: {}", sentence(&conclusion)))
+        c.listing(
+            WIDTH,
+            &format!("Result: {}", sentence(&conclusion)),
+            &crate::protocol::dialect::dialect_of(&c.variant),
+        )
     };
     out.push_str(&text);
     if f.weak_memory {
@@ -409,14 +336,19 @@ fn litmus_name(f: &Finding) -> String {
     )
 }
 
+/// A candidate's default suite, run by the caller (`--suite`): a line.
+pub type SuiteFn<'a> = &'a dyn Fn(&str) -> Result<String, String>;
+
 /// Each fix candidate with the model's verdicts on the witness, the larger
-/// configuration and the configurations at scale.
+/// configuration and the configurations at scale; then what a reader
+/// observes under each ([`crate::drive::findings::reader_check`]); then the
+/// price.
 fn candidates(
     out: &mut String,
     f: &Finding,
     registry: &[Variant],
     budget: Duration,
-    suite: bool,
+    suite: Option<SuiteFn>,
     depth: Depth,
 ) -> Result<(), String> {
     let _ = writeln!(
@@ -452,18 +384,18 @@ fn candidates(
         for ch in &checks {
             item(out, "     - ", &check_words(ch));
         }
-        if suite && expected == Expected::Fixes {
-            let (_, line) = default_suite(&name, registry)?;
-            item(out, "     - ", &line);
+        if let (Some(run), Expected::Fixes) = (suite, expected) {
+            item(out, "     - ", &run(&name)?);
         }
     }
+    reader_section(out, f, registry, budget, depth)?;
     if depth == Depth::Full {
         let _ = writeln!(
             out,
             "\nPrice on the charge path (per __mod_memcg_state(), counted in the model)\n"
         );
         // The table names candidates as the list above numbers them.
-        let mut price = super::findings::price_text(f, registry)?;
+        let mut price = crate::publish::price::price_text(f, registry)?;
         for (i, c) in f.fixes.iter().enumerate() {
             price = price.replace(
                 &format!("{} (", c.variant),
@@ -475,6 +407,53 @@ fn candidates(
     Ok(())
 }
 
+/// What a reader of the root observes under the unfixed version and each
+/// candidate, judged without the walk the candidates restore.
+fn reader_section(
+    out: &mut String,
+    f: &Finding,
+    registry: &[Variant],
+    budget: Duration,
+    depth: Depth,
+) -> Result<(), String> {
+    let mut cfgs = crate::drive::findings::reader_configs(f, registry);
+    if cfgs.is_empty() {
+        return Ok(());
+    }
+    if depth == Depth::Form {
+        cfgs.truncate(1);
+    }
+    let _ = writeln!(out, "\nWhat a reader observes");
+    para(
+        out,
+        "  ",
+        "Judged without the walk the candidates restore: on each configuration below more \
+         pages are charged than the trigger plus what every CPU can hold below the batch \
+         (T + nr_cpus * (MEMCG_CHARGE_BATCH - 1)), and nothing flushes before the final \
+         read, so a walk that counts every update leaves the reader of the root over its \
+         trigger, and a read after every charge returned must show every page.",
+    );
+    let rows = crate::drive::findings::reader_check(f, &cfgs, registry, budget)?;
+    for (name, checks) in rows {
+        let label = match f.fixes.iter().position(|c| c.variant == name) {
+            Some(i) => format!("candidate {}", i + 1),
+            None => "the unfixed code".to_string(),
+        };
+        let all = checks.iter().all(|c| !c.shows && c.exhaustive);
+        let any = checks.iter().any(|c| c.shows);
+        let verdict = match (all, any) {
+            (true, _) => "reads every page on every interleaving",
+            (_, true) => "a read misses pages",
+            _ => "undecided (a search was cut short)",
+        };
+        item(out, "  - ", &format!("{label}: {verdict}"));
+        for ch in &checks {
+            item(out, "      ", &check_words(ch));
+        }
+    }
+    Ok(())
+}
+
 /// Every line of `text` over [`WIDTH`] columns, with its number.
 pub fn long_lines(text: &str) -> Vec<(usize, usize)> {
     text.lines()
@@ -482,25 +461,4 @@ pub fn long_lines(text: &str) -> Vec<(usize, usize)> {
         .filter(|(_, l)| l.chars().count() > WIDTH)
         .map(|(i, l)| (i + 1, l.chars().count()))
         .collect()
-}
-
-/// Write one report per finding into `dir` (`ID.txt`).
-pub fn write_all(
-    findings: &[Finding],
-    dir: &Path,
-    registry: &[Variant],
-    budget: Duration,
-    model_names: bool,
-    suite: bool,
-) -> Result<Vec<std::path::PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut written = Vec::new();
-    for f in findings {
-        eprintln!("report {} ...", f.id);
-        let text = mail(f, registry, budget, model_names, suite)?;
-        let path = dir.join(format!("{}.txt", f.id));
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        written.push(path);
-    }
-    Ok(written)
 }

@@ -1,0 +1,12 @@
+//! The texts a maintainer reads, made from the drivers' and measurements'
+//! results: each finding's mail ([`mail`]: a patch with a diff made from
+//! the user's kernel tree by [`kdiff`], a stable-only patch, a short reply,
+//! or the model's whole report), the findings listing and replays
+//! ([`findings`]) and the candidates' price ([`price`]). One floor above
+//! drive/ and measure/, whose searches they run and print, and below
+//! cli/, which parses arguments and dispatches here.
+
+pub mod findings;
+pub mod kdiff;
+pub mod mail;
+pub mod price;
