@@ -17,8 +17,8 @@ use crate::oracle::{Row, Verdict};
 
 pub use super::kernels_judge::outcome;
 use super::kernels_judge::{from_saved, Picked};
-use super::kernels_table::count;
-pub use super::kernels_table::{summary, table, Outcome};
+use crate::publish::kernels::count;
+pub use crate::publish::kernels::{summary, table, Outcome};
 
 /// `flushcheck kernels`.
 #[derive(clap::Args, Debug, Clone)]
@@ -149,7 +149,7 @@ pub fn kernels(a: &KernelsArgs) -> Result<ExitCode, String> {
             }),
         )?;
     } else if a.markdown {
-        print!("{}", super::kernels_table::markdown(&outcomes));
+        print!("{}", crate::publish::kernels::markdown(&outcomes));
     } else {
         print!("{}", table(&rows));
         for o in outcomes.iter().filter(|o| o.error.is_some()) {

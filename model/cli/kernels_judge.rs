@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::guest::{cache, console};
 use crate::oracle::{judge, Observation, Row, Verdict};
 
-use super::kernels_table::{count, Outcome};
+use crate::publish::kernels::{count, Outcome};
 
 /// What `--kernel`, `--cpus` and `--scenario` picked.
 pub struct Picked<'a> {

@@ -15,7 +15,6 @@ pub mod findings;
 pub mod fuzz;
 pub mod kernels;
 pub mod kernels_judge;
-pub mod kernels_table;
 pub mod lifetime;
 pub mod litmus;
 pub mod matrix;

@@ -283,7 +283,7 @@ fn untraced_consoles_are_only_fitted() {
         assert!(!rows.is_empty());
         assert!(rows.iter().all(|r| r.judged == Judged::Fitted), "{name}");
         let refs: Vec<&memcg_flush_model::oracle::Row> = rows.iter().collect();
-        let c = memcg_flush_model::cli::kernels_table::Counts::of(&refs);
+        let c = memcg_flush_model::publish::kernels::Counts::of(&refs);
         assert_eq!(
             (c.exact, c.calibrated, c.fitted),
             (0, 0, rows.len()),

@@ -315,7 +315,7 @@ fn the_docs_tables_are_the_recorded_boots() {
             &all_names(),
         ));
     }
-    let want = memcg_flush_model::cli::kernels_table::markdown(&outcomes);
+    let want = memcg_flush_model::publish::kernels::markdown(&outcomes);
     let doc = std::fs::read_to_string(dir.join("docs/real-kernels.md")).unwrap();
     let begin = "<!-- kernels: BEGIN (generated) -->\n";
     let from = doc.find(begin).unwrap() + begin.len();
