@@ -92,11 +92,39 @@ fn must_hold_line(
 ) -> String {
     let pinned = |c: &Cell| v.findings.iter().any(|d| d.property == c.property);
     let mut parts: Vec<String> = Vec::new();
-    if let Some(c) = bad.first() {
+    // A cell that should hold and whose search was cut short (or could not
+    // decide) is inconclusive, not a failure of the variant: said in the
+    // same words as `testing::Verdicts::assert_holds` (the run still exits 1).
+    let cut = |c: &Cell| !c.ok && c.expect == Expect::Holds && c.verdict == Verdict::Inconclusive;
+    if let Some(c) = bad.iter().find(|c| !cut(c)) {
         parts.push(format!(
             "NOT AS EXPECTED: {}; {}",
-            list(&|c| !c.ok).join("; "),
+            list(&|c| !c.ok && !cut(c)).join("; "),
             hint(plan, v, c)
+        ));
+    }
+    if let Some(first) = bad.iter().find(|c| cut(c)) {
+        let why: Vec<String> = mine
+            .iter()
+            .filter(|c| cut(c))
+            .map(|c| {
+                format!(
+                    "{} ({}) [{}]",
+                    c.property,
+                    c.backend.name(),
+                    c.note.as_deref().unwrap_or("")
+                )
+            })
+            .collect();
+        parts.push(format!(
+            "INCONCLUSIVE: {}; {}; {}",
+            why.join("; "),
+            crate::drive::cut_short_advice(
+                plan.budget,
+                "--budget N",
+                "read the other verdicts alone"
+            ),
+            hint(plan, v, first)
         ));
     }
     let showing = |c: &Cell| {
@@ -510,11 +538,16 @@ fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String
                 .all(|c| c.ok)
         })
         .count();
+    // A must-hold cell cut short is counted as inconclusive, not as a
+    // violation (it is still listed as not held).
+    let violations = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Holds && !c.ok && c.verdict != Verdict::Inconclusive)
+        .count();
     let mut out = format!(
-        "{head}: must-hold violations {}, mutants killed {killed}/{}, \
+        "{head}: must-hold violations {violations}, mutants killed {killed}/{}, \
          mutant survivals {}, findings shown {findings_shown}, findings missed {}, \
          inconclusive {inconclusive}",
-        must_hold_bad.len(),
         mutants.len(),
         survived.len(),
         findings_missed.len(),

@@ -295,6 +295,19 @@ fn cell(v: &Variant, p: Property, backend: BackendName, runs: &[&RunResult]) -> 
     }
 }
 
+/// What a verdict cut short says after "inconclusive", the same in the
+/// default run and in `testing::Verdicts::assert_holds`: it proves nothing,
+/// and how to raise the budget (`raise`, now `budget`) or accept it
+/// (`accept`).
+pub fn cut_short_advice(budget: std::time::Duration, raise: &str, accept: &str) -> String {
+    format!(
+        "an inconclusive verdict proves nothing either way: for a search cut short, raise the \
+         budget per search with {raise} (now {} s) or the cap its note names, or narrow the \
+         selection; or {accept}",
+        budget.as_secs()
+    )
+}
+
 /// Whether a finished matrix passes: every must-hold cell holds, every
 /// designated kill happened.
 pub fn matrix_ok(cells: &[Cell]) -> bool {

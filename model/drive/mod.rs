@@ -16,6 +16,6 @@ pub mod matrix;
 pub mod plan;
 pub mod testing;
 
-pub use cells::{matrix_ok, merge_shards, Cell, ConfigVerdict, Expect};
+pub use cells::{cut_short_advice, matrix_ok, merge_shards, Cell, ConfigVerdict, Expect};
 pub use matrix::{run_matrix, Executor, Matrix};
 pub use plan::{NotRun, Plan};

@@ -26,6 +26,7 @@ mod bench;
 mod bounds;
 mod c12;
 mod c18_reply;
+mod checking;
 mod cli;
 mod cutoff;
 mod dfs_reduction;
