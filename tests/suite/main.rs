@@ -63,6 +63,7 @@ mod releases;
 mod rstat_tree;
 mod shard;
 mod stateful;
+mod suite_shapes;
 mod symmetry;
 mod tree_trigger;
 mod unseen;
