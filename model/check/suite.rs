@@ -310,6 +310,18 @@ impl Suite {
                     Config::bounds(),
                     vec![s.random(), s.pct(), s.dfs()],
                 ),
+                entry(
+                    "uncharge",
+                    "two CPUs charging 3 pages and uncharging 2 in turn (negative updates), two reads, the periodic work: the gate counts magnitudes",
+                    Config {
+                        batch: 2,
+                        updates: 4,
+                        vals: vec![3, -2],
+                        reads: 2,
+                        ..base.clone()
+                    },
+                    vec![s.random(), s.pct()],
+                ),
                 Entry {
                     families: vec![Family::Global, Family::PerMemcg],
                     ..entry(
@@ -432,6 +444,17 @@ impl Suite {
                         read: vec![1, 0],
                         tree: vec![0, 1, 2],
                         charge: vec![3],
+                        ..memcg_base.clone()
+                    },
+                    vec![s.random(), s.pct()],
+                ),
+                memcg_entry(
+                    "memcg-uncharge",
+                    "v6.8 on: root, parent, child; one CPU charging the child 3 pages and uncharging 2 in turn (negative updates), a reader of the parent reading twice, the periodic flush",
+                    Config {
+                        updates: 4,
+                        vals: vec![3, -2],
+                        reads: 2,
                         ..memcg_base.clone()
                     },
                     vec![s.random(), s.pct()],

@@ -1,17 +1,22 @@
 //! The suite reaches what variants inspect. Each of these entries catches
 //! a mutant of its kind, asserted by property name and backend: a reader
 //! two and three levels above the charged memcg (`memcg-deep`) catches a
-//! break rule that inspects only the parent; four CPUs (`four-cpus`)
-//! catch a walk that stops at CPU 3. The mutants are written here, against
+//! break rule that inspects only the parent; uncharges (`uncharge`,
+//! `memcg-uncharge`, the only entries with a negative value, on which a
+//! counter that adds the signed value differs from one that adds its
+//! magnitude) catch a counter that adds the signed value; four CPUs
+//! (`four-cpus`) catch a walk that stops at CPU 3. The mutants are written here, against
 //! the public API, as a candidate's author would write them.
 
 use memcg_flush_model::drive::testing::Check;
 use memcg_flush_model::explore::{BackendName, Platform};
 use memcg_flush_model::kernel::{
-    atomic64_add, spin_lock, spin_unlock, this_cpu_add_return_shared, this_cpu_xchg_shared,
-    trace_flush_begin, trace_flush_end,
+    atomic64_add, atomic_add, atomic_read, spin_lock, spin_unlock, this_cpu_add_return,
+    this_cpu_add_return_shared, this_cpu_write, this_cpu_xchg_shared, trace_flush_begin,
+    trace_flush_end,
 };
 use memcg_flush_model::observe::Property;
+use memcg_flush_model::protocol::global::v5_19;
 use memcg_flush_model::protocol::per_memcg::v6_17;
 use memcg_flush_model::protocol::per_memcg::v6_8::{self, Memcontrol, State};
 use memcg_flush_model::protocol::variant::batch_times_cpus;
@@ -87,6 +92,71 @@ fn a_break_that_inspects_only_the_parent_is_caught_by_a_reader_above_it() {
     assert_violated_on(
         v,
         "memcg-deep",
+        BackendName::ShuttleRandom,
+        Property::NoLostFlush,
+    );
+}
+
+/// v6.17 whose per-CPU count adds the signed value, not its magnitude.
+#[derive(Clone, Copy)]
+struct SignedPerMemcg;
+
+impl Memcontrol for SignedPerMemcg {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+        let mut level = Some(memcg);
+        while let Some(m) = level {
+            level = mm.parent_mem_cgroup(m);
+            let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
+            // MUTANT: val, not abs(val).
+            let s = this_cpu_add_return_shared(&statc.stats_updates, val);
+            if s < mm.MEMCG_CHARGE_BATCH() {
+                continue;
+            }
+            let s = this_cpu_xchg_shared(&statc.stats_updates, 0);
+            atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
+        }
+    }
+    fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
+        v6_17::css_rstat_flush(self, mm, root);
+    }
+}
+
+/// v6.0 whose per-CPU count adds the signed value.
+#[derive(Clone, Copy)]
+struct SignedGlobal;
+
+impl v5_19::Memcontrol for SignedGlobal {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &v5_19::State<P>, _memcg: u8, val: i64) {
+        // MUTANT: val, not abs(val).
+        let x = this_cpu_add_return(&mm.stats_updates, val);
+        if x > mm.MEMCG_CHARGE_BATCH() {
+            if atomic_read(&mm.stats_flush_threshold) <= mm.num_online_cpus() {
+                atomic_add(x / mm.MEMCG_CHARGE_BATCH(), &mm.stats_flush_threshold);
+            }
+            this_cpu_write(&mm.stats_updates, 0);
+        }
+    }
+}
+
+#[test]
+fn a_counter_that_adds_the_signed_value_is_caught_by_uncharges() {
+    let global = Variant::new(
+        "signed-v6.0",
+        Kind::Candidate,
+        "v6.0 counting the signed value",
+        v5_19::model(SignedGlobal),
+    )
+    .twin("v5.19");
+    assert_violated_on(
+        global,
+        "uncharge",
+        BackendName::ShuttleRandom,
+        Property::NoLostFlush,
+    );
+    let memcg = per_memcg("signed-v6.17", "v6.17-no-break", SignedPerMemcg);
+    assert_violated_on(
+        memcg,
+        "memcg-uncharge",
         BackendName::ShuttleRandom,
         Property::NoLostFlush,
     );
