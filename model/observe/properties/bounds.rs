@@ -98,10 +98,10 @@ pub static NO_WORSE_THAN_BASELINE: Def = Def {
 };
 
 /// `flush_time_bound` (C2, C16): with abstract time, no read misses an
-/// update older than `FLUSH_TIME`.
+/// update that returned more than `FLUSH_TIME` ticks earlier.
 pub static FLUSH_TIME_BOUND: Def = Def {
     name: "flush_time_bound",
-    claim: "with abstract time, no read misses an update older than FLUSH_TIME",
+    claim: "with abstract time, no read misses an update that returned more than FLUSH_TIME ticks earlier",
     source: "\"flush the stats every 2 seconds\", C2/C16",
     decided_by: "shuttle: age in ticks, in execution order; abstract time runs under shuttle only",
     backends: IN_EXECUTION_ORDER,
@@ -117,8 +117,8 @@ pub static FLUSH_TIME_BOUND: Def = Def {
         let age = ctx.ghost.stale_ticks();
         (ctx.sc && ctx.cfg.ticks > 0 && age > FLUSH_TIME).then(|| {
             format!(
-                "flush_time_bound: a read of memcg->vmstats.state misses an update written {age} ticks \
-                 earlier, more than FLUSH_TIME = {FLUSH_TIME}"
+                "flush_time_bound: a read of memcg->vmstats.state misses an update that returned {age} \
+                 ticks earlier, more than FLUSH_TIME = {FLUSH_TIME}"
             )
         })
     }),
