@@ -55,6 +55,18 @@ fn assert_violated_on(v: Variant, entry: &str, backend: BackendName, p: Property
     );
 }
 
+/// v6.17's count at level `m`: add `n` to the per-CPU counter, fold it into
+/// the atomic at the batch.
+fn count_and_fold<P: Platform>(mm: &State<P>, m: u8, n: i64) {
+    let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
+    let s = this_cpu_add_return_shared(&statc.stats_updates, n);
+    if s < mm.MEMCG_CHARGE_BATCH() {
+        return;
+    }
+    let s = this_cpu_xchg_shared(&statc.stats_updates, 0);
+    atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
+}
+
 /// v6.17 leaving the walk at a flushable level whose parent is flushable
 /// too, wrong where the grandparent is not. The exhaustive searches of
 /// `memcg-dfs` and `memcg-tree-trigger` find it too; `memcg-deep`, whose
@@ -72,13 +84,7 @@ impl Memcontrol for BreakIfParent {
             if self.memcg_vmstats_needs_flush(mm, m) && parent_ok {
                 break;
             }
-            let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
-            let s = this_cpu_add_return_shared(&statc.stats_updates, val.abs());
-            if s < mm.MEMCG_CHARGE_BATCH() {
-                continue;
-            }
-            let s = this_cpu_xchg_shared(&statc.stats_updates, 0);
-            atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
+            count_and_fold(mm, m, val.abs());
         }
     }
     fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
@@ -106,14 +112,8 @@ impl Memcontrol for SignedPerMemcg {
         let mut level = Some(memcg);
         while let Some(m) = level {
             level = mm.parent_mem_cgroup(m);
-            let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
             // MUTANT: val, not abs(val).
-            let s = this_cpu_add_return_shared(&statc.stats_updates, val);
-            if s < mm.MEMCG_CHARGE_BATCH() {
-                continue;
-            }
-            let s = this_cpu_xchg_shared(&statc.stats_updates, 0);
-            atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
+            count_and_fold(mm, m, val);
         }
     }
     fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
