@@ -95,7 +95,7 @@ fn must_hold_line(
     // A cell that should hold and whose search was cut short (or could not
     // decide) is inconclusive, not a failure of the variant: said in the
     // same words as `testing::Verdicts::assert_holds` (the run still exits 1).
-    let cut = |c: &Cell| !c.ok && c.expect == Expect::Holds && c.verdict == Verdict::Inconclusive;
+    let cut = |c: &Cell| crate::drive::cells::cut_short(c);
     if let Some(c) = bad.iter().find(|c| !cut(c)) {
         parts.push(format!(
             "NOT AS EXPECTED: {}; {}",
@@ -104,28 +104,8 @@ fn must_hold_line(
         ));
     }
     if let Some(first) = bad.iter().find(|c| cut(c)) {
-        let why: Vec<String> = mine
-            .iter()
-            .filter(|c| cut(c))
-            .map(|c| {
-                format!(
-                    "{} ({}) [{}]",
-                    c.property,
-                    c.backend.name(),
-                    c.note.as_deref().unwrap_or("")
-                )
-            })
-            .collect();
-        parts.push(format!(
-            "INCONCLUSIVE: {}; {}; {}",
-            why.join("; "),
-            crate::drive::cut_short_advice(
-                plan.budget,
-                "--budget N",
-                "read the other verdicts alone"
-            ),
-            hint(plan, v, first)
-        ));
+        let line = crate::drive::cells::inconclusive_line(mine, plan.budget);
+        parts.push(format!("{line}; {}", hint(plan, v, first)));
     }
     let showing = |c: &Cell| {
         c.verdict == Verdict::Violated && (c.expect == Expect::Finding || (custom && pinned(c)))

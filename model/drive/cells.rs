@@ -295,6 +295,33 @@ fn cell(v: &Variant, p: Property, backend: BackendName, runs: &[&RunResult]) -> 
     }
 }
 
+/// Whether `c` should hold and is inconclusive: a search cut short (or a
+/// property its configuration cannot decide), not a failure of the
+/// variant; the default run says so in the same words as
+/// `testing::Verdicts::assert_holds` (and still exits 1).
+pub fn cut_short(c: &Cell) -> bool {
+    !c.ok && c.expect == Expect::Holds && c.verdict == Verdict::Inconclusive
+}
+
+/// A variant line's part for its [`cut_short`] cells among `mine`:
+/// `INCONCLUSIVE: property (backend) [entry: why]; ...` and how to raise
+/// the budget.
+pub fn inconclusive_line(mine: &[&Cell], budget: std::time::Duration) -> String {
+    let why: Vec<String> = mine
+        .iter()
+        .filter(|c| cut_short(c))
+        .map(|c| {
+            let note = c.note.as_deref().unwrap_or("");
+            format!("{} ({}) [{note}]", c.property, c.backend.name())
+        })
+        .collect();
+    format!(
+        "INCONCLUSIVE: {}; {}",
+        why.join("; "),
+        cut_short_advice(budget, "--budget N", "read the other verdicts alone")
+    )
+}
+
 /// What a verdict cut short says after "inconclusive", the same in the
 /// default run and in `testing::Verdicts::assert_holds`: it proves nothing,
 /// and how to raise the budget (`raise`, now `budget`) or accept it

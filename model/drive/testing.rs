@@ -213,7 +213,7 @@ impl Check {
             self.entries,
             self.cpus,
             self.backends,
-            DERIVED_BACKENDS.join(", ")
+            DERIVED_BACKENDS.map(|b| b.name()).join(", ")
         );
         Verdicts {
             variant: self.variant,
@@ -229,7 +229,11 @@ impl Check {
 /// The searches an entry derived for another CPU count keeps: the sampled
 /// ones (an exhaustive search's cost grows with the CPUs past its
 /// budget; docs/cutoff.md, section 4).
-const DERIVED_BACKENDS: [&str; 3] = ["shuttle-random", "shuttle-pct", "std"];
+const DERIVED_BACKENDS: [BackendName; 3] = [
+    BackendName::ShuttleRandom,
+    BackendName::ShuttlePct,
+    BackendName::Std,
+];
 
 /// Entries of `family` derived from `entries` for `n` CPUs: each entry
 /// with `cpus = n`, named `<entry>@<n>cpus`, searched by its sampled
@@ -248,7 +252,7 @@ pub fn derive_for_cpus(entries: &[Entry], family: Family, n: usize) -> Result<Ve
             let backends: Vec<Backend> = e
                 .backends
                 .iter()
-                .filter(|b| DERIVED_BACKENDS.contains(&b.name()))
+                .filter(|b| DERIVED_BACKENDS.contains(&b.id()))
                 .filter(|b| match cfg.validate(b.max_threads(), b.name()) {
                     Ok(()) => true,
                     Err(e) => {
