@@ -311,6 +311,33 @@ impl Suite {
                     vec![s.random(), s.pct(), s.dfs()],
                 ),
                 entry(
+                    "uncharge",
+                    "two CPUs charging 3 pages and uncharging 2 in turn (negative updates), two reads, the periodic work: the gate counts magnitudes",
+                    Config {
+                        batch: 2,
+                        updates: 4,
+                        vals: vec![3, -2],
+                        reads: 2,
+                        ..base.clone()
+                    },
+                    vec![s.random(), s.pct()],
+                ),
+                Entry {
+                    families: vec![Family::Global, Family::PerMemcg],
+                    ..entry(
+                        "four-cpus",
+                        "four CPUs (the suite's other entries have at most three), two updates each, a reader and the periodic work: code that depends on the CPU id past 3 (docs/cutoff.md, section 4); sampled",
+                        Config {
+                            cpus: 4,
+                            batch: 2,
+                            updates: 2,
+                            vals: vec![2, 3],
+                            ..base.clone()
+                        },
+                        vec![s.random(), s.pct()],
+                    )
+                },
+                entry(
                     "timed",
                     "abstract time: the periodic work every FLUSH_TIME ticks, on time, a reader flushing",
                     Config::timed(),
@@ -404,6 +431,30 @@ impl Suite {
                         vals: vec![1],
                         reads: 2,
                         periodic: false,
+                        ..memcg_base.clone()
+                    },
+                    vec![s.random(), s.pct()],
+                ),
+                memcg_entry(
+                    "memcg-deep",
+                    "v6.8 on: root > 1 > 2 > 3, one CPU charging memcg 3, readers of memcg 1 and of the root (two and three levels above), the periodic flush",
+                    Config {
+                        updates: 4,
+                        readers: 2,
+                        read: vec![1, 0],
+                        tree: vec![0, 1, 2],
+                        charge: vec![3],
+                        ..memcg_base.clone()
+                    },
+                    vec![s.random(), s.pct()],
+                ),
+                memcg_entry(
+                    "memcg-uncharge",
+                    "v6.8 on: root, parent, child; one CPU charging the child 3 pages and uncharging 2 in turn (negative updates), a reader of the parent reading twice, the periodic flush",
+                    Config {
+                        updates: 4,
+                        vals: vec![3, -2],
+                        reads: 2,
                         ..memcg_base.clone()
                     },
                     vec![s.random(), s.pct()],

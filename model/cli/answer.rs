@@ -144,10 +144,11 @@ fn shown_here(f: &Finding, cells: &[Cell]) -> String {
 /// One line per summary count, for a run's text output and `--help`.
 pub const COUNTS: &str = "\
 The summary's counts, per (variant, property, backend) cell:
-  must-hold violations: cells of a kernel version, benign rewrite, fix or candidate that did not hold
+  must-hold violations: cells of a kernel version, benign rewrite, fix or candidate that were violated
   mutants killed: mutants every designated killer violated; mutant survivals: designated cells that held
   findings shown/missed: pinned findings the run showed, and did not show, where the catalogue pins them
-  inconclusive: cells whose search was cut short (budget or cap) without a counterexample
+  inconclusive: cells whose search was cut short (budget or cap) without a counterexample (a
+    must-hold cell among them fails the run, as `Verdicts::assert_holds` fails; raise --budget)
   race not seen: cells that held although the property's race never happened in their searches
     (a weak holds: --cells lists them with the race; nothing failed)
   later epoch not reached: cells that held although no CPU accounted a batch again after a skip and

@@ -390,7 +390,7 @@ pub fn witnesses(rows: &[Bound]) -> String {
     }
     for r in rows.iter().filter(|r| !r.ticks_witness.is_empty()) {
         let head = format!(
-            "a read misses an update written {} ticks earlier, for {} at {}",
+            "a read misses an update that returned {} ticks earlier, for {} at {}",
             r.stale_ticks, r.variant, r.cfg
         );
         show(r, &r.ticks_witness, head);

@@ -171,6 +171,28 @@ pub fn header(spec: &FuzzSpec) -> String {
     if spec.properties.contains(&Property::FlushTimeBound) {
         not.push("flush_time_bound when late > 0 (B11)".into());
     }
+    let pinned: Vec<String> = spec
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let ps: Vec<&str> = spec
+                .properties
+                .iter()
+                .filter(|p| {
+                    !p.refutable_claim()
+                        && spec
+                            .backends()
+                            .iter()
+                            .any(|b| crate::drive::fuzz::pinned(v, **p, b.id()))
+                })
+                .map(|p| p.name())
+                .collect();
+            (!ps.is_empty()).then(|| format!("{} {}", v.name, ps.join(",")))
+        })
+        .collect();
+    if !pinned.is_empty() {
+        not.push(format!("pinned findings ({})", pinned.join("; ")));
+    }
     let [random, pct] = spec.backends();
     format!(
         "flushcheck fuzz: seed {}, {} s of searching, each violation shrunk within {} s\n\

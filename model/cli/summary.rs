@@ -152,11 +152,16 @@ fn family_summary(plan: &Plan, cells: &[Cell], head: &str, weak: bool) -> String
         .filter(|v| designated(v).iter().all(|c| c.ok) && !unchecked(v))
         .count();
     let mutants_checked = mutants.iter().filter(|v| !unchecked(v)).count();
+    // A must-hold cell cut short is counted as inconclusive, not as a
+    // violation (it is still listed as not held).
+    let violations = cells
+        .iter()
+        .filter(|c| c.expect == Expect::Holds && !c.ok && c.verdict != Verdict::Inconclusive)
+        .count();
     let mut out = format!(
-        "{head}: must-hold violations {}, mutants killed {killed}/{}, \
+        "{head}: must-hold violations {violations}, mutants killed {killed}/{}, \
          mutant survivals {}, findings shown {findings_shown}, findings missed {}, \
          inconclusive {inconclusive}",
-        must_hold_bad.len(),
         mutants_checked,
         survived.len(),
         findings_missed.len(),

@@ -383,6 +383,46 @@ pub fn mark_not_checked(
     }
 }
 
+/// Whether `c` should hold and is inconclusive: a search cut short (or a
+/// property its configuration cannot decide), not a failure of the
+/// variant; the default run says so in the same words as
+/// `testing::Verdicts::assert_holds` (and still exits 1).
+pub fn cut_short(c: &Cell) -> bool {
+    !c.ok && c.expect == Expect::Holds && c.verdict == Verdict::Inconclusive
+}
+
+/// A variant line's part for its [`cut_short`] cells among `mine`:
+/// `INCONCLUSIVE: property (backend) [entry: why]; ...` and how to raise
+/// the budget.
+pub fn inconclusive_line(mine: &[&Cell], budget: std::time::Duration) -> String {
+    let why: Vec<String> = mine
+        .iter()
+        .filter(|c| cut_short(c))
+        .map(|c| {
+            let note = c.note.as_deref().unwrap_or("");
+            format!("{} ({}) [{note}]", c.property, c.backend.name())
+        })
+        .collect();
+    format!(
+        "INCONCLUSIVE: {}; {}",
+        why.join("; "),
+        cut_short_advice(budget, "--budget N", "read the other verdicts alone")
+    )
+}
+
+/// What a verdict cut short says after "inconclusive", the same in the
+/// default run and in `testing::Verdicts::assert_holds`: it proves nothing,
+/// and how to raise the budget (`raise`, now `budget`) or accept it
+/// (`accept`).
+pub fn cut_short_advice(budget: std::time::Duration, raise: &str, accept: &str) -> String {
+    format!(
+        "an inconclusive verdict proves nothing either way: for a search cut short, raise the \
+         budget per search with {raise} (now {} s) or the cap its note names, or narrow the \
+         selection; or {accept}",
+        budget.as_secs()
+    )
+}
+
 /// Whether a finished matrix passes: every must-hold cell holds, every
 /// designated kill happened.
 pub fn matrix_ok(cells: &[Cell]) -> bool {

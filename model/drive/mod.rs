@@ -17,7 +17,8 @@ pub mod plan;
 pub mod testing;
 
 pub use cells::{
-    mark_not_checked, matrix_ok, merge_shards, Cell, ConfigVerdict, Expect, NotChecked,
+    cut_short_advice, mark_not_checked, matrix_ok, merge_shards, Cell, ConfigVerdict, Expect,
+    NotChecked,
 };
 pub use matrix::{run_matrix, Executor, Matrix};
 pub use plan::{NotRun, Plan};

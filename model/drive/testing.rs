@@ -28,13 +28,14 @@
 use std::time::Duration;
 
 use crate::check::run::{run, PropertyVerdict, RunResult, Verdict};
-use crate::check::{Sizes, Suite};
+use crate::check::{Entry, Sizes, Suite};
+use crate::config::Config;
 use crate::drive::explain::{witness, Target};
 use crate::drive::plan::{Plan, Then};
-use crate::explore::QuietRun;
+use crate::explore::{Backend, QuietRun};
 use crate::observe::property::{Def, Property};
 use crate::protocol::{catalogue, Variant};
-use crate::vocab::BackendName;
+use crate::vocab::{BackendName, Family};
 
 /// A check of one variant: what to search, built by chained calls, then
 /// [`Check::run`].
@@ -49,6 +50,7 @@ pub struct Check {
     sizes: Sizes,
     budget: Duration,
     own: Vec<Property>,
+    allow_inconclusive: bool,
 }
 
 /// What to do when no search judged a property: register it, or select
@@ -72,6 +74,7 @@ impl Check {
             sizes: Sizes::default(),
             budget: Duration::from_secs(60),
             own: Vec::new(),
+            allow_inconclusive: false,
         }
     }
 
@@ -109,7 +112,10 @@ impl Check {
         self
     }
 
-    /// Only the entries with one of these CPU counts (default: all).
+    /// Only the entries with one of these CPU counts (default: all). A
+    /// count no standard entry of the variant's lineage has gets entries
+    /// derived for it ([`derive_for_cpus`]): each entry of the lineage
+    /// with that many CPUs, searched by its sampled searches only.
     pub fn cpus(mut self, ns: &[usize]) -> Self {
         self.cpus = ns.to_vec();
         self
@@ -127,9 +133,19 @@ impl Check {
         self
     }
 
-    /// Time budget per search (default 60 s).
+    /// Time budget per search (default 60 s). A search it cuts short is
+    /// inconclusive, and [`Verdicts::assert_holds`] fails on it.
     pub fn budget(mut self, budget: Duration) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// Let [`Verdicts::assert_holds`] pass although some search of an
+    /// asserted property was inconclusive (cut short by the budget or a
+    /// cap, or not decidable on its configuration): it then asserts only
+    /// that nothing was violated.
+    pub fn allow_inconclusive(mut self) -> Self {
+        self.allow_inconclusive = true;
         self
     }
 
@@ -149,14 +165,39 @@ impl Check {
                 panic!("no suite entry {name:?}; entries: {}", known.join(", "));
             }
         }
-        let suite = Suite {
-            entries: standard
-                .entries
-                .into_iter()
-                .filter(|e| self.entries.is_empty() || self.entries.contains(&e.name))
-                .filter(|e| self.cpus.is_empty() || self.cpus.contains(&e.cfg.cpus))
-                .collect(),
-        };
+        let family = self.variant.family;
+        let named: Vec<Entry> = standard
+            .entries
+            .into_iter()
+            .filter(|e| self.entries.is_empty() || self.entries.contains(&e.name))
+            .collect();
+        let mut entries: Vec<Entry> = named
+            .iter()
+            .filter(|e| self.cpus.is_empty() || self.cpus.contains(&e.cfg.cpus))
+            .cloned()
+            .collect();
+        for &n in &self.cpus {
+            if !entries
+                .iter()
+                .any(|e| e.cfg.cpus == n && e.applies_to(family))
+            {
+                let derived = derive_for_cpus(&named, family, n).unwrap_or_else(|why| {
+                    let mut have: Vec<usize> = named
+                        .iter()
+                        .filter(|e| e.applies_to(family))
+                        .map(|e| e.cfg.cpus)
+                        .collect();
+                    have.sort_unstable();
+                    have.dedup();
+                    panic!(
+                        "Check::cpus(&[{n}]): {why}; the suite's entries of this lineage have {:?} CPUs",
+                        have
+                    )
+                });
+                entries.extend(derived);
+            }
+        }
+        let suite = Suite { entries };
         let mut plan = Plan::new(suite, registry.clone());
         plan.variants = vec![self.variant.clone()];
         plan.backends = self.backends.clone();
@@ -187,11 +228,13 @@ impl Check {
         }
         assert!(
             !runs.is_empty(),
-            "the selection runs no search of {:?} (entries {:?}, cpus {:?}, backends {:?})",
+            "the selection runs no search of {:?} (entries {:?}, cpus {:?}, backends {:?}); \
+             entries derived for a CPU count of no standard entry run under {} only",
             self.variant.name,
             self.entries,
             self.cpus,
-            self.backends
+            self.backends,
+            DERIVED_BACKENDS.map(|b| b.name()).join(", ")
         );
         Verdicts {
             variant: self.variant,
@@ -199,7 +242,60 @@ impl Check {
             properties: self.properties,
             runs,
             budget: self.budget,
+            allow_inconclusive: self.allow_inconclusive,
         }
+    }
+}
+
+/// The searches an entry derived for another CPU count keeps: the sampled
+/// ones (an exhaustive search's cost grows with the CPUs past its
+/// budget; docs/cutoff.md, section 4).
+const DERIVED_BACKENDS: [BackendName; 3] = [
+    BackendName::ShuttleRandom,
+    BackendName::ShuttlePct,
+    BackendName::Std,
+];
+
+/// Entries of `family` derived from `entries` for `n` CPUs: each entry
+/// with `cpus = n`, named `<entry>@<n>cpus`, searched by its sampled
+/// searches, where the configuration is valid for them; an error saying
+/// why if none is (`n` out of the model's range: `Config::validate`).
+pub fn derive_for_cpus(entries: &[Entry], family: Family, n: usize) -> Result<Vec<Entry>, String> {
+    let mut why = format!("no entry of the selection runs {n} CPUs");
+    let derived: Vec<Entry> = entries
+        .iter()
+        .filter(|e| e.applies_to(family))
+        .filter_map(|e| {
+            let cfg = Config {
+                cpus: n,
+                ..e.cfg.clone()
+            };
+            let backends: Vec<Backend> = e
+                .backends
+                .iter()
+                .filter(|b| DERIVED_BACKENDS.contains(&b.id()))
+                .filter(|b| match cfg.validate(b.max_threads(), b.name()) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        why = e;
+                        false
+                    }
+                })
+                .cloned()
+                .collect();
+            (!backends.is_empty()).then(|| Entry {
+                name: format!("{}@{n}cpus", e.name),
+                why: format!("{} (derived for {n} CPUs, sampled)", e.why),
+                cfg,
+                backends,
+                families: e.families.clone(),
+            })
+        })
+        .collect();
+    if derived.is_empty() {
+        Err(why)
+    } else {
+        Ok(derived)
     }
 }
 
@@ -211,6 +307,7 @@ pub struct Verdicts {
     properties: Vec<Property>,
     runs: Vec<RunResult>,
     budget: Duration,
+    allow_inconclusive: bool,
 }
 
 impl Verdicts {
@@ -241,6 +338,17 @@ impl Verdicts {
             .collect()
     }
 
+    /// Every inconclusive verdict of an asserted property, with its run: a
+    /// search cut short (by the budget or a cap) without a counterexample,
+    /// or a property its configuration cannot decide. Its note says why.
+    pub fn inconclusive(&self) -> Vec<(&RunResult, &PropertyVerdict)> {
+        self.runs
+            .iter()
+            .flat_map(|r| r.verdicts.iter().map(move |v| (r, v)))
+            .filter(|(_, v)| v.verdict == Verdict::Inconclusive && self.selected(v.property))
+            .collect()
+    }
+
     /// Whether some search violated `p` (asserted or not).
     pub fn violated(&self, p: Property) -> bool {
         self.runs
@@ -268,8 +376,10 @@ impl Verdicts {
     }
 
     /// Panic unless no asserted property ([`Verdicts::violations`]) is
-    /// violated anywhere and at least one is judged; the message has the
-    /// first violation's trace.
+    /// violated anywhere, none is inconclusive ([`Verdicts::inconclusive`];
+    /// unless [`Check::allow_inconclusive`]) and at least one is judged;
+    /// the message has the first violation's trace, or names the
+    /// inconclusive searches and how to raise their budget.
     pub fn assert_holds(&self) {
         let _quiet = QuietRun::start();
         if let Some((r, v)) = self.violations().first() {
@@ -281,6 +391,31 @@ impl Verdicts {
                 r.spec.backend.name(),
                 v.note.as_deref().unwrap_or(""),
                 self.trace(r, v.property)
+            );
+        }
+        let cut = self.inconclusive();
+        if !cut.is_empty() && !self.allow_inconclusive {
+            let list: Vec<String> = cut
+                .iter()
+                .map(|(r, v)| {
+                    format!(
+                        "{} on {} under {}: {}",
+                        v.property.name(),
+                        r.spec.entry,
+                        r.spec.backend.name(),
+                        v.note.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            panic!(
+                "{}: inconclusive: {}; {}",
+                self.variant.name,
+                list.join("; "),
+                crate::drive::cut_short_advice(
+                    self.budget,
+                    ".budget(Duration::from_secs(N))",
+                    ".allow_inconclusive()"
+                )
             );
         }
         let judged = self

@@ -235,9 +235,9 @@ fn printed_hints_parse() {
             "--variant",
             "v6.0",
             "--backend",
-            "shuttle-pct",
-            "--shuttle-iterations",
-            "100",
+            "shuttle-dfs",
+            "--dfs-cap",
+            "5",
         ][..],
         &[
             "--periodic",
@@ -282,17 +282,19 @@ fn printed_hints_parse() {
         "{}",
         listing.stdout
     );
+    // A configuration of the user's own whose exhaustive search is cut
+    // short: the inconclusive cell's hint gives the configuration as flags.
     let custom = common::flushcheck(&[
         "--val",
         "-2,3",
         "--variant",
         "v6.0",
         "--backend",
-        "shuttle-pct",
-        "--shuttle-iterations",
-        "100",
+        "shuttle-dfs",
+        "--dfs-cap",
+        "5",
     ]);
-    assert!(custom.stdout.contains("explain: flushcheck explain --variant v6.0 --property monotonic_reads --backend shuttle-pct --cpus 2"), "{}", custom.stdout);
+    assert!(custom.stdout.contains("explain: flushcheck explain --variant v6.0 --property no_lost_flush --backend shuttle-pct --cpus 2 --batch 1 --updates 1 --val -2,3"), "{}", custom.stdout);
 }
 
 /// `flushcheck --cpus 9 --backend shuttle-pct`: the kernel versions'

@@ -240,6 +240,45 @@ fn the_time_bound_holds_on_time_and_fails_when_late() {
     }
 }
 
+/// `flushcheck fuzz`'s finding on the updated-tree forms, triaged: the
+/// update's counter write comes before a periodic flush that pops an empty
+/// tree and its link after it, with two ticks passing inside the update
+/// (1 CPU, 1 update, 3 ticks). Stamped at its first step it was 3 ticks old
+/// at the read; the kernel runs the whole update with interrupts off, so
+/// `flush_time_bound` ages an update from its return (docs/properties.md,
+/// section 7), and every tree form holds. The token is that witness's
+/// schedule, found by `explain` before the change.
+#[test]
+fn an_update_straddling_a_tick_is_aged_from_its_return() {
+    let cfg = Config::timed()
+        .cpus(1)
+        .batch(1)
+        .updates(1)
+        .vals(&[2, 3])
+        .readers(1)
+        .reads(1)
+        .ticks(3);
+    for v in ["v6.8-tree", "v6.8-tree-mb", "v6.17-tree", "v6.17-tree-mb"] {
+        for b in [random(4000), pct(4000)] {
+            assert_holds(&on_config(v, &cfg, b), Property::FlushTimeBound);
+        }
+    }
+    let replay = crate::common::flushcheck(&["replay", STRADDLE]);
+    assert!(
+        replay
+            .stdout
+            .contains("the replayed execution did not violate flush_time_bound"),
+        "{}{}",
+        replay.stdout,
+        replay.stderr
+    );
+}
+
+/// `explain --variant v6.17-tree --property flush_time_bound --backend
+/// shuttle-pct --cpus 1 --batch 1 --updates 1 --val 2,3 --readers 1 --reads
+/// 1 --periodic --ticks 3`, with updates stamped at their first step.
+const STRADDLE: &str = "fc2.eyJ2IjoyLCJ2YXJpYW50IjoidjYuMTctdHJlZSIsInByb3BlcnR5IjoiZmx1c2hfdGltZV9ib3VuZCIsImNmZyI6eyJjcHVzIjoxLCJiYXRjaCI6MSwidXBkYXRlcyI6MSwidmFscyI6WzIsM10sInJlYWRlcnMiOjEsInJlYWRzIjoxLCJwZXJpb2RpYyI6dHJ1ZSwidGlja3MiOjMsImxhdGUiOjB9LCJ0YXJnZXQiOm51bGwsImhvdyI6eyJzaHV0dGxlIjp7InNjaGVkdWxlIjp7InNlZWQiOjM3NTY3MzIyNjExNDg3NTE3NzIsInN0ZXBzIjpbMCwwLDAsMiwyLDIsMCwwLDAsMCwwLDMsMywzLDMsMywzLDMsMywxLDEsMSwxLDIsMiwyLDIsMiwyLDIsMiwyLDIsMiwyLDIsMiwwLDAsMCwwLDAsMCwwLDAsMCwzLDMsMywzLDAsMV19fX19";
+
 /// Every mutant names its killers, every flush property but the refuted
 /// claims is some mutant's designated killer (every lifetime property a
 /// killer or a kernel form's finding), and

@@ -284,7 +284,7 @@ fn flush_time_bound_measures_age_in_ticks() {
     m.observe(READER, Obs::Read { memcg: 0, value: 0 });
     m.finish();
     let v = violation(&shared, Property::FlushTimeBound).expect("violated");
-    assert!(v.contains("written 3 ticks earlier"), "{v}");
+    assert!(v.contains("returned 3 ticks earlier"), "{v}");
 }
 
 #[test]

@@ -91,8 +91,8 @@ pub struct Ghost {
     pending_fold: Vec<(Actor, usize, i64)>,
     /// `jiffies_64` as it stands.
     pub now: i64,
-    /// Per CPU: (running sum after the update, tick) for every root-level
-    /// update.
+    /// Per CPU: (running sum after the update, tick of its return) for
+    /// every root-level update that returned.
     pub stamps: Vec<Vec<(i64, i64)>>,
     /// The latest tick at which a flush section of the whole tree was open
     /// (abstract time only): when one began, or a tick that passed while
@@ -236,7 +236,7 @@ impl Ghost {
     }
 
     /// Ticks since the oldest root-level update the root aggregate does not
-    /// account for was written (0 if it accounts for all); non-negative
+    /// account for returned (0 if it accounts for all); non-negative
     /// updates, flat trees.
     pub fn stale_ticks(&self) -> i64 {
         self.stamps

@@ -104,8 +104,26 @@ impl Ghost {
                     h.update_behind_flusher = behind;
                 }
             }
-            Obs::UpdateDone { val, .. } => {
+            Obs::UpdateDone { val, memcg } => {
                 if let Actor::Cpu(c) = actor {
+                    if timed && memcg == 0 && c < self.cpus {
+                        // NOTE(kernel): an update is aged from its return,
+                        // not from its first step. `__mod_memcg_state()`
+                        // (its counter write and `css_rstat_updated()`)
+                        // runs with interrupts off for nanoseconds and a
+                        // tick stands for a second, so in kernel time the
+                        // whole update falls on one side of a tick; the
+                        // model lets ticks pass between its steps. Stamped
+                        // at its first step, an update whose counter write
+                        // and updated-tree link straddle a periodic flush
+                        // (the flush pops the tree between them and misses
+                        // it, the next one collects it) would be charged
+                        // the ticks that passed inside it (docs/properties.md,
+                        // section 7). Only CPU `c` adds to `written[0][c]`.
+                        footprint::footprint(G_TIME, GhostKind::Add);
+                        let sum = self.written[0][c];
+                        self.stamps[c].push((sum, self.now));
+                    }
                     let keys: Vec<Option<u8>> = self.domains.keys().copied().collect();
                     for k in keys {
                         self.end_update(k, c, val.abs(), &mut h);
@@ -167,11 +185,6 @@ impl Ghost {
             {
                 footprint::footprint(G_WRITTEN, GhostKind::Add);
                 self.written[memcg as usize][c] += val;
-                if timed && memcg == 0 {
-                    footprint::footprint(G_TIME, GhostKind::Add);
-                    let sum = self.written[0][c];
-                    self.stamps[c].push((sum, self.now));
-                }
             }
             (Var::State { memcg, cpu }, Op::Read(v), _) if in_section => {
                 let (m, c) = (memcg as usize, cpu as usize);

@@ -65,13 +65,11 @@ pub static NO_WORSE_THAN_BASELINE: Def = Def {
     decided_by: "shuttle/std: staleness in execution order; not run under loom, where a relaxed \
                  atomic_read may return an older threshold than execution order shows",
     backends: IN_EXECUTION_ORDER,
-    // The baseline is v5.19's derived worst case, a global-threshold bound.
-    applies: |s: &Subject| s.family == Family::Global,
-    unchecked: |s| {
-        (!s.cfg.non_negative()).then_some(
-            "no_worse_than_baseline: not checked, v5.19's worst case is derived for non-negative updates only",
-        )
-    },
+    // The baseline is v5.19's derived worst case, a global-threshold bound
+    // derived for non-negative updates only: with uncharges it is not
+    // judged (rather than judged inconclusive by definition).
+    applies: |s: &Subject| s.family == Family::Global && s.cfg.non_negative(),
+    unchecked: checked,
     coverage: Event::Skip,
     race_needs_skip: true,
     refutable: false,
@@ -100,10 +98,10 @@ pub static NO_WORSE_THAN_BASELINE: Def = Def {
 };
 
 /// `flush_time_bound` (C2, C16): with abstract time, no read misses an
-/// update older than `FLUSH_TIME`.
+/// update that returned more than `FLUSH_TIME` ticks earlier.
 pub static FLUSH_TIME_BOUND: Def = Def {
     name: "flush_time_bound",
-    claim: "with abstract time, no read misses an update older than FLUSH_TIME",
+    claim: "with abstract time, no read misses an update that returned more than FLUSH_TIME ticks earlier",
     source: "\"flush the stats every 2 seconds\", C2/C16",
     decided_by: "shuttle: age in ticks, in execution order; abstract time runs under shuttle only",
     backends: IN_EXECUTION_ORDER,
@@ -119,8 +117,8 @@ pub static FLUSH_TIME_BOUND: Def = Def {
         let age = ctx.ghost.stale_ticks();
         (ctx.sc && ctx.cfg.ticks > 0 && age > FLUSH_TIME).then(|| {
             format!(
-                "flush_time_bound: a read of memcg->vmstats.state misses an update written {age} ticks \
-                 earlier, more than FLUSH_TIME = {FLUSH_TIME}"
+                "flush_time_bound: a read of memcg->vmstats.state misses an update that returned {age} \
+                 ticks earlier, more than FLUSH_TIME = {FLUSH_TIME}"
             )
         })
     }),
