@@ -134,61 +134,6 @@ impl ConfigArgs {
     }
 }
 
-/// `cfg` as the configuration flags that give it (`--cpus 2 --batch 1 ...`),
-/// for a printed command: every flag, so that the command does not depend
-/// on the defaults. A memcg's death has no flag and is left out.
-pub fn flags(cfg: &Config) -> String {
-    let list = |v: &[u8]| {
-        v.iter()
-            .map(|m| m.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let vals: Vec<String> = cfg.vals.iter().map(|v| v.to_string()).collect();
-    let mut out = format!(
-        "--cpus {} --batch {} --updates {} --val {} --readers {} --reads {} {}",
-        cfg.cpus,
-        cfg.batch,
-        cfg.updates,
-        vals.join(","),
-        cfg.readers,
-        cfg.reads,
-        if cfg.periodic {
-            "--periodic"
-        } else {
-            "--no-periodic"
-        }
-    );
-    let mut add = |flag: &str, value: String| {
-        out.push_str(&format!(" --{flag} {value}"));
-    };
-    if cfg.ticks > 0 {
-        add("ticks", cfg.ticks.to_string());
-        add("late", cfg.late.to_string());
-    }
-    if cfg.ratelimited > 0 {
-        add("ratelimited", cfg.ratelimited.to_string());
-    }
-    if !cfg.tree.is_empty() {
-        add("tree", list(&cfg.tree));
-    }
-    if !cfg.charges.is_empty() {
-        add("charge", cfg.charges_text());
-    } else if !cfg.charge.is_empty() {
-        add("charge", list(&cfg.charge));
-    }
-    if !cfg.read.is_empty() {
-        add("read", list(&cfg.read));
-    }
-    if cfg.settle > 0 {
-        add("settle", cfg.settle.to_string());
-    }
-    if cfg.settle_update {
-        out.push_str(" --settle-update");
-    }
-    out
-}
-
 /// Output format.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -267,15 +212,6 @@ pub fn doc_data(text: &str, kinds: &[&str]) -> Result<serde_json::Value, String>
         n => Err(format!(
             "format version {n:?}: this flushcheck reads versions up to {JSON_VERSION}"
         )),
-    }
-}
-
-/// `s` cut to `n` characters, with `...` if cut.
-pub fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}...", s.chars().take(n).collect::<String>())
     }
 }
 

@@ -14,7 +14,8 @@ use crate::measure::exhaustive::{
 };
 use crate::protocol::{catalogue, Kind, Variant};
 
-use super::args::{print_doc, truncate, ConfigArgs};
+use super::args::{print_doc, ConfigArgs};
+use crate::publish::table::truncate;
 
 /// `flushcheck exhaustive`.
 #[derive(clap::Args, Debug, Clone)]

@@ -10,8 +10,9 @@ use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
 use crate::vocab::Family;
 
-use super::args::{print_doc, truncate, Format};
+use super::args::{print_doc, Format};
 use super::explain::render;
+use crate::publish::table::truncate;
 
 /// Largest `--max-cpus`.
 const MAX_CPUS: usize = 8;

@@ -17,8 +17,8 @@ use crate::vocab::{BackendName, Family};
 
 use super::args::{parse_bound, print_doc, Bound};
 use super::matrix::run_with_progress;
-use super::summary::summary;
-use super::table::table;
+use crate::publish::summary::summary;
+use crate::publish::table::table;
 
 /// Arguments of `flushcheck lifetime`.
 #[derive(Args, Debug, Clone)]

@@ -14,9 +14,10 @@ use crate::protocol::{Kind, Variant};
 use crate::vocab::BackendName;
 
 use super::answer::{findings_lines, seed_answer};
-use super::args::{parse_bound, print_doc, truncate, Bound, ConfigArgs, Format};
-use super::summary::summary;
-use super::table::{markdown, runs_table, suite_text, table, variant_lines, CUSTOM};
+use super::args::{parse_bound, print_doc, Bound, ConfigArgs, Format};
+use crate::publish::summary::summary;
+use crate::publish::table::truncate;
+use crate::publish::table::{markdown, runs_table, suite_text, table, variant_lines, CUSTOM};
 
 /// The matrix run (the default command).
 #[derive(clap::Args, Debug, Clone)]

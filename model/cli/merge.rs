@@ -11,8 +11,8 @@ use crate::measure::exhaustive::{self, SideBySide};
 use crate::protocol::Variant;
 
 use super::args::{doc_data, print_doc};
-use super::summary::summary;
-use super::table::table;
+use crate::publish::summary::summary;
+use crate::publish::table::table;
 
 /// `flushcheck merge`.
 #[derive(clap::Args, Debug, Clone)]

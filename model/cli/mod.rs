@@ -23,8 +23,6 @@ pub mod perf;
 pub mod plot;
 pub mod report;
 pub mod run;
-pub mod summary;
-pub mod table;
 pub mod variants;
 
 use std::process::ExitCode;

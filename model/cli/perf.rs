@@ -9,7 +9,8 @@ use crate::explore::quiet_panics;
 use crate::measure::perf;
 use crate::protocol::Variant;
 
-use super::args::{print_doc, truncate};
+use super::args::print_doc;
+use crate::publish::table::truncate;
 
 /// `flushcheck perf`.
 #[derive(clap::Args, Debug, Clone)]

@@ -20,7 +20,7 @@ use crate::publish::mail::{self, full};
 use super::args::Format;
 use super::explain::render;
 use super::matrix::{build_plan, run_with_progress, MatrixArgs};
-use super::table::markdown;
+use crate::publish::table::markdown;
 
 /// `flushcheck report`.
 #[derive(clap::Args, Debug, Clone)]

@@ -12,3 +12,5 @@ pub mod kdiff;
 pub mod kernels;
 pub mod mail;
 pub mod price;
+pub mod summary;
+pub mod table;

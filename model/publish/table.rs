@@ -6,13 +6,13 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::check::run::{RunResult, Verdict};
+use crate::config::Config;
 use crate::drive::{Cell, Expect, Plan};
 use crate::observe::property::Property;
 use crate::protocol::findings::Shown;
 use crate::protocol::{Kind, Variant};
 use crate::vocab::BackendName;
 
-use super::args::truncate;
 use super::summary::summary;
 
 /// One line per variant: its kind, whether it held every property it must
@@ -266,7 +266,7 @@ pub fn hint(plan: &Plan, v: &Variant, c: &Cell) -> String {
         _ => BackendName::ShuttlePct,
     };
     let cfg = match plan.suite.entry(entry) {
-        Some(e) if e.name == CUSTOM => super::args::flags(&e.cfg),
+        Some(e) if e.name == CUSTOM => flags(&e.cfg),
         _ => format!("--entry {entry}"),
     };
     format!(
@@ -469,4 +469,68 @@ pub fn markdown(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
         let _ = writeln!(out);
     }
     out
+}
+
+/// `cfg` as the configuration flags that give it (`--cpus 2 --batch 1 ...`),
+/// for a printed command: every flag, so that the command does not depend
+/// on the defaults. A memcg's death has no flag and is left out.
+pub fn flags(cfg: &Config) -> String {
+    let list = |v: &[u8]| {
+        v.iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let vals: Vec<String> = cfg.vals.iter().map(|v| v.to_string()).collect();
+    let mut out = format!(
+        "--cpus {} --batch {} --updates {} --val {} --readers {} --reads {} {}",
+        cfg.cpus,
+        cfg.batch,
+        cfg.updates,
+        vals.join(","),
+        cfg.readers,
+        cfg.reads,
+        if cfg.periodic {
+            "--periodic"
+        } else {
+            "--no-periodic"
+        }
+    );
+    let mut add = |flag: &str, value: String| {
+        out.push_str(&format!(" --{flag} {value}"));
+    };
+    if cfg.ticks > 0 {
+        add("ticks", cfg.ticks.to_string());
+        add("late", cfg.late.to_string());
+    }
+    if cfg.ratelimited > 0 {
+        add("ratelimited", cfg.ratelimited.to_string());
+    }
+    if !cfg.tree.is_empty() {
+        add("tree", list(&cfg.tree));
+    }
+    if !cfg.charges.is_empty() {
+        add("charge", cfg.charges_text());
+    } else if !cfg.charge.is_empty() {
+        add("charge", list(&cfg.charge));
+    }
+    if !cfg.read.is_empty() {
+        add("read", list(&cfg.read));
+    }
+    if cfg.settle > 0 {
+        add("settle", cfg.settle.to_string());
+    }
+    if cfg.settle_update {
+        out.push_str(" --settle-update");
+    }
+    out
+}
+
+/// `s` cut to `n` characters, with `...` if cut.
+pub fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    }
 }
