@@ -13,8 +13,8 @@ use crate::observe::property::Property;
 use crate::protocol::{Kind, Variant};
 use crate::vocab::BackendName;
 
-use super::answer::{findings_lines, seed_answer};
 use super::args::{parse_bound, print_doc, Bound, ConfigArgs, Format};
+use crate::publish::answer::{findings_lines, seed_answer};
 use crate::publish::summary::summary;
 use crate::publish::table::truncate;
 use crate::publish::table::{markdown, runs_table, suite_text, table, variant_lines, CUSTOM};

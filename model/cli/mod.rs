@@ -4,7 +4,6 @@
 //! catalogue: a researcher's binary calls it with its candidates and gets
 //! the whole tool (matrix, explain, replay, bounds, fuzz) for them.
 
-pub mod answer;
 pub mod args;
 pub mod bench;
 pub mod bounds;
@@ -39,7 +38,7 @@ use crate::protocol::{catalogue, Variant};
     name = "flushcheck",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = answer::COUNTS
+    after_help = crate::publish::answer::COUNTS
 )]
 struct Cli {
     #[command(subcommand)]

@@ -7,6 +7,7 @@
 //! drive/ and measure/, whose searches they run and print, and below
 //! cli/, which parses arguments and dispatches here.
 
+pub mod answer;
 pub mod findings;
 pub mod kdiff;
 pub mod kernels;
