@@ -135,6 +135,22 @@ impl Default for Config {
 /// The builder: `Config::default().cpus(3).batch(2).vals(&[1])`, one
 /// method per field, so that adding a field touches this file alone.
 impl Config {
+    /// A protocol driven call by call from outside (the real-kernel
+    /// oracle's prediction and replay): `cpus` CPUs, the memcg tree
+    /// `parents`, no updaters, readers or periodic work of its own.
+    pub fn driven(cpus: usize, batch: i64, parents: Vec<u8>) -> Config {
+        Config {
+            cpus,
+            batch,
+            updates: 0,
+            vals: vec![1],
+            readers: 0,
+            periodic: false,
+            tree: parents,
+            ..Config::default()
+        }
+    }
+
     /// The per-CPU charge lists as `--charge` takes them: memcgs of a CPU
     /// joined by `:`, CPUs by `,`.
     pub fn charges_text(&self) -> String {

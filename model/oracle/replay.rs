@@ -281,16 +281,7 @@ impl Replay<'_> {
         };
         let tree = Tree::of(&self.start.ids);
         let cpus = self.hello.cpus.max(1);
-        let cfg = Config {
-            cpus,
-            batch: BATCH,
-            updates: 0,
-            vals: vec![1],
-            readers: 0,
-            periodic: false,
-            tree: tree.parents.clone(),
-            ..Config::default()
-        };
+        let cfg = Config::driven(cpus, BATCH, tree.parents.clone());
         let sink = Arc::new(GateSink(Mutex::new(GateSeen::default())));
         let proto: Arc<dyn Protocol<Std>> = self.variant.flush_model().build::<Std>(Env::new(&cfg));
         Std::install(ThreadCtx::new(Actor::Main, Some(sink.clone())));

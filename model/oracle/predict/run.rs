@@ -40,16 +40,7 @@ pub fn predict_with(
 ) -> Result<Vec<Predicted>, String> {
     let steps = derive(s, kernel, cpus, setup, slots)?;
     let tree = Tree::of(s);
-    let cfg = Config {
-        cpus,
-        batch: MEMCG_CHARGE_BATCH,
-        updates: 0,
-        vals: vec![1],
-        readers: 0,
-        periodic: false,
-        tree: tree.parents.clone(),
-        ..Config::default()
-    };
+    let cfg = Config::driven(cpus, MEMCG_CHARGE_BATCH, tree.parents.clone());
     let proto: Arc<dyn Protocol<Bare>> = variant.flush_model().build::<Bare>(Env::new(&cfg));
     Bare::install(ThreadCtx::new(Actor::Cpu(0), None));
     let mut run = Run {
