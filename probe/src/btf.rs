@@ -180,7 +180,7 @@ impl Btf {
             total += bits;
             at = self.resolve(t);
         }
-        (total % 8 == 0).then_some(total / 8)
+        total.is_multiple_of(8).then_some(total / 8)
     }
 
     /// (bit offset, type id) of `member` in composite `id`.
