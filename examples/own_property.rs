@@ -41,7 +41,10 @@ pub static NO_PHANTOM_PAGES: Def = Def::new(
 .source("rstat folds each per-CPU delta into the aggregate once")
 .decided_by(
     "all backends: the value read against every update written before it, in execution order",
-);
+)
+// With nothing charged no read can exceed the charges: an entry where no
+// update returned is blind to this property.
+.premise(Event::Charged);
 
 /// The check, called at every hook point; only reads matter to it. It
 /// reads the ghost state's running sum of the updates, which is what

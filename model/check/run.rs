@@ -74,6 +74,10 @@ pub struct RunSpec {
     /// inconclusive.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arm: Vec<Property>,
+    /// Show the monitor unused reads of every atomic at every point
+    /// ([`crate::observe::noise`]): no verdict may change with them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unused_reads: bool,
 }
 
 impl RunSpec {
@@ -96,6 +100,7 @@ impl RunSpec {
             collect: false,
             rcu: None,
             arm: Vec::new(),
+            unused_reads: false,
         }
     }
 }
@@ -296,6 +301,13 @@ pub fn run(spec: &RunSpec, registry: &[Variant]) -> Result<RunResult, String> {
     let mut plan = monitor_plan(&variant, registry, &spec.cfg, &spec.backend, judged.clone())?;
     plan.collect_outcomes = spec.collect;
     plan.armed = spec.arm.clone();
+    if spec.unused_reads && matches!(spec.backend, Backend::Loom { .. }) {
+        return Err(format!(
+            "unused reads run in execution order only (shuttle, std, the exhaustive search), not under {}",
+            spec.backend.name()
+        ));
+    }
+    plan.unused_reads = spec.unused_reads;
     let budget = Duration::from_secs_f64(spec.budget_secs);
     // PCT refuses a scenario with no concurrency (one CPU, on main, alone):
     // there is only one schedule, which a random search runs as well.

@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::explore::{ModelJoinHandle, Scenario, StartGate, ThreadCtx};
 use crate::kernel::{atomic_add, atomic_read, atomic_set, read_once, write_once, Atomic};
 use crate::observe::monitor::Monitor;
+use crate::observe::noise::UnusedReads;
 use crate::observe::plan::{Shared, FLUSH_TIME};
 use crate::protocol::{Env, Protocol, Variant};
 use crate::vocab::footprint;
@@ -58,7 +59,11 @@ impl Scenario for FlushScenario {
     fn run<P: Platform>(&self) {
         let cfg = &self.cfg;
         let monitor = Monitor::new(self.shared.clone());
-        let sink: Arc<dyn Sink> = monitor.clone();
+        let sink: Arc<dyn Sink> = if self.shared.plan.unused_reads {
+            Arc::new(UnusedReads::new(monitor.clone(), cfg))
+        } else {
+            monitor.clone()
+        };
         let ctx = ThreadCtx::new(Actor::Main, Some(sink));
         P::install(ctx.clone());
         footprint::cpu_classes(&cpu_classes(cfg));
@@ -99,6 +104,7 @@ impl Scenario for FlushScenario {
                             if timed {
                                 atomic_add(1, &t.flushing);
                             }
+                            P::emit(|| Obs::FlushCall { memcg });
                             if ratelimited {
                                 p.mem_cgroup_flush_stats_ratelimited(memcg);
                             } else {
@@ -159,6 +165,7 @@ impl Scenario for FlushScenario {
         // The quiescent reader: every update is done and every thread joined.
         P::emit(|| Obs::Quiescent);
         for memcg in quiescent_reads(cfg) {
+            P::emit(|| Obs::FlushCall { memcg });
             proto.mem_cgroup_flush_stats(memcg);
             read(&*proto, memcg);
         }

@@ -353,6 +353,18 @@ impl Suite {
                     },
                     vec![s.random(), s.pct()],
                 ),
+                entry(
+                    "timed-late",
+                    "abstract time, a ratelimited reader, the periodic work's timer up to 3 ticks late: skips after the last flush of the whole tree is more than 2 * FLUSH_TIME old (C9)",
+                    Config {
+                        reads: 3,
+                        ratelimited: 1,
+                        ticks: 8,
+                        late: 3,
+                        ..Config::timed()
+                    },
+                    vec![s.random(), s.pct()],
+                ),
                 memcg_entry(
                     "memcg-chain",
                     "v6.8 on: root, parent, child; one CPU charging the child three times, a reader of the parent, the periodic root flush",
@@ -501,6 +513,22 @@ impl Suite {
                     crate::protocol::per_memcg::FOLD_SKEW,
                     "C12 without a race: MEMCG_CHARGE_BATCH 64, one CPU charging a child +30, its sibling +34, the child +40 and +30; the parent's counter folds where the child's does not (one interleaving)",
                     crate::protocol::per_memcg::fold_skew(),
+                    vec![s.dfs()],
+                ),
+                memcg_entry(
+                    "memcg-quiet",
+                    "nothing flushes before main's read: two CPUs charging a child 1 and 3 pages in turn, batch 2; the reader's contract without a walk (quiescent_reader_flushes)",
+                    Config {
+                        cpus: 2,
+                        batch: 2,
+                        updates: 3,
+                        vals: vec![1, 3],
+                        readers: 0,
+                        periodic: false,
+                        tree: vec![0, 1],
+                        charge: vec![2],
+                        ..Config::default()
+                    },
                     vec![s.dfs()],
                 ),
                 life_entry(

@@ -170,10 +170,18 @@ fn one_line(e: &clap::Error, args: &[String]) -> String {
                 .and_then(|i| i.checked_sub(1))
                 .map(|i| &args[i])
                 .filter(|f| f.starts_with("--"));
-            if let (Some(flag), true) = (flag, bad.parse::<i64>().is_ok()) {
-                return format!(
-                    "error: invalid value '{bad}' for '{flag}': a negative number, where a count (0 or more) is expected"
-                );
+            if let (Some(flag), Ok(n)) = (flag, bad.parse::<i64>()) {
+                // A non-negative number after a flag is unexpected only when
+                // that flag takes no value (`--keep-going 20`).
+                return if n < 0 {
+                    format!(
+                        "error: invalid value '{bad}' for '{flag}': a negative number, where a count (0 or more) is expected"
+                    )
+                } else {
+                    format!(
+                        "error: unexpected value '{bad}' after '{flag}': that flag takes no value"
+                    )
+                };
             }
         }
     }

@@ -135,44 +135,64 @@ impl Cell {
 }
 
 /// What an entry judging `p` must be able to show, or it is blind to
-/// `p`'s failure: for `no_lost_flush` the no-skip twin flushing (an entry
-/// whose counts never reach the twin's trigger cannot show a lost flush).
-// The lifetime wing's "a charge racing the death" is not here yet: its
-// one race event (`reader_across_release`) cannot happen on a folio's
-// charge (life-parent), which holds a reference instead of RCU.
+/// `p`'s failure: its premise ([`crate::observe::property::Def::premise`];
+/// for `no_lost_flush` the no-skip twin flushing: an entry whose counts
+/// never reach the twin's trigger cannot show a lost flush).
 pub fn must_show(p: Property) -> Option<Event> {
-    use crate::observe::properties::flush;
-    (p == Property::of(&flush::NO_LOST_FLUSH)).then_some(Event::TwinFlushed)
+    p.def().premise
 }
 
 /// The blind entries over `cells`, one line each: an entry on which, for
-/// some variant that must hold, what it must show ([`must_show`]) never
-/// happened under any of its searches.
+/// some variant that must hold, what it must show for a property it
+/// judges ([`must_show`]) never happened under any of its searches.
 pub fn blind(cells: &[Cell]) -> Vec<String> {
-    let mut shown: std::collections::BTreeMap<(&str, &str), (u64, Event)> = Default::default();
+    blind_by_property(cells)
+        .into_iter()
+        .flat_map(|(_, lines)| lines)
+        .collect()
+}
+
+/// [`blind`], per property: every property judged with a premise on a
+/// must-hold variant is a key, with its blind entries (none: the empty
+/// list), in report order of first appearance.
+pub fn blind_by_property(cells: &[Cell]) -> Vec<(Property, Vec<String>)> {
+    use std::collections::BTreeMap;
+    let mut shown: BTreeMap<(&str, &str, &str), u64> = BTreeMap::new();
+    let mut order: Vec<(Property, Event)> = Vec::new();
     for c in cells.iter().filter(|c| c.kind.must_hold()) {
         let Some(e) = must_show(c.property) else {
             continue;
         };
+        if !order.iter().any(|(p, _)| *p == c.property) {
+            order.push((c.property, e));
+        }
         for k in &c.configs {
-            let n = shown.entry((&k.entry, &c.variant)).or_insert((0, e));
-            n.0 += k.shown.unwrap_or(0);
+            *shown
+                .entry((c.property.name(), &k.entry, &c.variant))
+                .or_insert(0) += k.shown.unwrap_or(0);
         }
     }
-    let mut by_entry: std::collections::BTreeMap<&str, (Vec<&str>, Event)> = Default::default();
-    for ((entry, variant), (n, e)) in shown {
-        if n == 0 {
-            by_entry
-                .entry(entry)
-                .or_insert((Vec::new(), e))
-                .0
-                .push(variant);
-        }
-    }
-    by_entry
+    order
         .into_iter()
-        .map(|(entry, (vs, e))| {
-            format!("{entry}: {} never happened for {}", e.name(), vs.join(", "))
+        .map(|(p, e)| {
+            let mut by_entry: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for ((_, entry, variant), n) in shown.iter().filter(|((q, ..), _)| *q == p.name()) {
+                if *n == 0 {
+                    by_entry.entry(entry).or_default().push(variant);
+                }
+            }
+            let lines = by_entry
+                .into_iter()
+                .map(|(entry, vs)| {
+                    format!(
+                        "{} on {entry}: {} never happened for {}",
+                        p.name(),
+                        e.name(),
+                        vs.join(", ")
+                    )
+                })
+                .collect();
+            (p, lines)
         })
         .collect()
 }

@@ -442,8 +442,10 @@ pub fn check_candidates_on(
         .enumerate()
         .map(|(i, c)| {
             let v = Variant::find(registry, c.variant)?;
+            let own = c.refuted_on.map(|f| f());
             let checks = cfgs
                 .iter()
+                .chain(own.as_ref())
                 .map(|cfg| {
                     // Progress: each check is one search, up to `budget`.
                     eprintln!(

@@ -39,6 +39,8 @@ pub static FLUSH_NOT_TOO_EAGER: Def = Def {
     applies: |s| s.family == Family::PerMemcg,
     unchecked: checked,
     coverage: Event::StaleNoFlush,
+    // Not judged on the suite's entries, so none is blind to it.
+    premise: None,
     race_needs_skip: false,
     refutable: false,
     check: Check::Flush(|ctx, at| {

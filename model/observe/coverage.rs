@@ -74,11 +74,45 @@ pub enum Event {
     /// history would flush: what a flush entry must be able to show, since
     /// an entry whose twin never flushes cannot show a lost flush (blind).
     TwinFlushed,
+    /// An update of a non-zero value returned: what an entry must show for
+    /// `conservation`.
+    Charged,
+    /// Main's quiescent reader decided while pages were missing from the
+    /// aggregate it reads: `quiescent_read_exact`'s premise.
+    QuiescentStale,
+    /// A read missed an update that returned a tick or more earlier:
+    /// `flush_time_bound`'s premise.
+    StaleForTicks,
+    /// An updater added to a threshold: `stats_updates_bound`'s premise.
+    ThresholdAdded,
+    /// A ratelimited reader's time gate ran when no flush of the whole tree
+    /// had run for more than `2 * FLUSH_TIME` ticks (the periodic work
+    /// late): `ratelimited_skip_justified`'s premise.
+    RatelimitedLate,
+    /// A reader read a memcg it (or, for main, any reader) had read
+    /// before: `monotonic_reads`' premise.
+    ReadAgain,
+    /// A reader decided, to flush or not, while pages were missing from
+    /// the aggregate it reads: the staleness bounds' premise.
+    StaleAtDecision,
+    /// A step of an update (its counter, its fold, its updated-tree link)
+    /// while a flush section was open: `eventual_conservation`'s premise.
+    UpdateDuringFlush,
+    /// A step of an update while some memcg was flushable (its atomic
+    /// above the trigger): `ancestors_flushable`'s premise.
+    FlushableDuringUpdate,
+    /// Lifetime: a memcg went offline while a charge was in progress: the
+    /// premise of the lifetime properties.
+    ChargeRacedDeath,
+    /// Main's quiescent gate decided with more pages pending than its
+    /// trigger plus what every CPU may hold below the batch:
+    /// `quiescent_reader_flushes`' premise.
+    QuiescentOverdue,
 }
 
 impl Event {
     /// Every event, in report order.
-    pub const ALL: [Event; 21] = [
+    pub const ALL: [Event; 32] = [
         Event::Skip,
         Event::SkipRacedReset,
         Event::ReaderSawSkippedUnits,
@@ -100,6 +134,17 @@ impl Event {
         Event::ReaderAcrossRelease,
         Event::UpdateAfterRelease,
         Event::TwinFlushed,
+        Event::Charged,
+        Event::QuiescentStale,
+        Event::StaleForTicks,
+        Event::ThresholdAdded,
+        Event::RatelimitedLate,
+        Event::ReadAgain,
+        Event::StaleAtDecision,
+        Event::UpdateDuringFlush,
+        Event::FlushableDuringUpdate,
+        Event::ChargeRacedDeath,
+        Event::QuiescentOverdue,
     ];
 
     /// The name used in reports.
@@ -126,6 +171,17 @@ impl Event {
             Event::ReaderAcrossRelease => "reader_across_release",
             Event::UpdateAfterRelease => "update_after_release",
             Event::TwinFlushed => "twin_flushed",
+            Event::Charged => "charged",
+            Event::QuiescentStale => "quiescent_stale",
+            Event::StaleForTicks => "stale_for_ticks",
+            Event::ThresholdAdded => "threshold_added",
+            Event::RatelimitedLate => "ratelimited_late",
+            Event::ReadAgain => "read_again",
+            Event::StaleAtDecision => "stale_at_decision",
+            Event::UpdateDuringFlush => "update_during_flush",
+            Event::FlushableDuringUpdate => "flushable_during_update",
+            Event::ChargeRacedDeath => "charge_raced_death",
+            Event::QuiescentOverdue => "quiescent_overdue",
         }
     }
 

@@ -28,8 +28,12 @@ struct ExecState {
     holding: Vec<(Actor, u8)>,
     charged: [i64; MEMCGS],
     late: [i64; MEMCGS],
-    /// The races seen: a reader across a release, an update after one.
-    hits: [bool; 2],
+    /// CPUs with a charge in progress (bit `cpu`): from its first step to
+    /// its `UpdateDone`.
+    charging: u64,
+    /// The races seen: a reader across a release, an update after one, a
+    /// death while a charge was in progress.
+    hits: [bool; 3],
     violated: Vec<(Property, String)>,
 }
 
@@ -44,10 +48,21 @@ impl std::hash::Hash for ExecState {
             holding,
             charged,
             late,
+            charging,
             hits,
             violated,
         } = self;
-        (freed, rstat_freed, released, holding, charged, late, hits).hash(h);
+        (
+            freed,
+            rstat_freed,
+            released,
+            holding,
+            charged,
+            late,
+            charging,
+            hits,
+        )
+            .hash(h);
         for (p, _) in violated {
             p.hash(h);
         }
@@ -84,11 +99,11 @@ impl LifeMonitor {
     /// End of the execution: file violations and the races seen.
     pub fn finish(&self) {
         let s = std::mem::take(&mut *lock(&self.state));
-        for (hit, e) in s
-            .hits
-            .iter()
-            .zip([Event::ReaderAcrossRelease, Event::UpdateAfterRelease])
-        {
+        for (hit, e) in s.hits.iter().zip([
+            Event::ReaderAcrossRelease,
+            Event::UpdateAfterRelease,
+            Event::ChargeRacedDeath,
+        ]) {
             if *hit {
                 self.shared.coverage.hit(e);
             }
@@ -158,6 +173,15 @@ impl Sink for LifeMonitor {
         self.record(actor, &obs);
         let mut guard = lock(&self.state);
         let s: &mut ExecState = &mut guard;
+        if let Actor::Cpu(c) = actor {
+            match obs {
+                Obs::UpdateDone { .. } => s.charging &= !(1 << c),
+                _ => s.charging |= 1 << c,
+            }
+        }
+        if let Obs::Life(LifeEvent::Offline { .. }) = obs {
+            s.hits[2] |= s.charging != 0;
+        }
         let found = match obs {
             Obs::Access(a) => {
                 if let Some(m) = a.var.memcg() {

@@ -19,8 +19,11 @@ pub mod lifetime;
 pub mod listing;
 #[doc(hidden)]
 pub mod monitor;
+pub mod noise;
 #[doc(hidden)]
 pub mod plan;
+#[doc(hidden)]
+pub mod premise;
 pub mod properties;
 pub mod property;
 #[doc(hidden)]

@@ -332,6 +332,9 @@ impl Monitor {
                 .find(|(k, _)| *k == (actor, memcg))
                 .map(|(_, v)| *v)
         };
+        if floor.is_some() {
+            self.shared.coverage.hit(Event::ReadAgain);
+        }
         let out = self.check(
             s,
             At::Read {
@@ -495,21 +498,14 @@ impl Sink for Monitor {
         for t in [&mut s.twin, &mut s.same_schedule].into_iter().flatten() {
             t.observe(actor, &obs);
         }
-        let memcgs = self.shared.plan.cfg.memcgs();
         let twins = [s.twin.as_deref(), s.same_schedule.as_deref()];
-        s.windows.narrow(twins, memcgs);
-        if let Obs::Access(Access {
-            var: Var::Threshold { .. },
-            op: Op::Read(_),
-            ..
-        }) = obs
-        {
-            // A flush callback's read of the atomic is not the gate's.
-            if actor.is_reader() && !s.ghost.in_section(actor) {
-                s.windows.read(actor, twins, memcgs);
-            }
-        }
+        let plan = &self.shared.plan;
+        let keep = plan.checks.contains(&Property::NoWorseThanBaseline);
+        s.windows
+            .observe(actor, &obs, twins, plan.cfg.memcgs(), &s.ghost, keep);
         self.cover(&h);
+        let premise = (actor, &obs, &s.ghost, s.quiescent);
+        crate::observe::premise::hit(&self.shared.coverage, plan, premise);
         self.record(s, actor, &obs, &h);
         if let Obs::Trace(Tp::FlushBegin { .. }) = obs {
             if let Some(b) = s.began.iter_mut().find(|(a, _)| *a == actor) {
@@ -575,7 +571,9 @@ impl Sink for Monitor {
             }
             _ => Vec::new(),
         };
-        if let Obs::Trace(Tp::FlushStats { .. } | Tp::FlushRatelimited { .. }) = obs {
+        // A ratelimited gate that found the flush due goes on to the
+        // threshold gate in the same window.
+        if let Obs::Trace(Tp::FlushStats { .. } | Tp::FlushRatelimited { due: false, .. }) = obs {
             s.windows.close(actor);
         }
         let mut armed_hit = None;

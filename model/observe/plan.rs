@@ -63,6 +63,9 @@ pub struct MonitorPlan {
     pub family: Family,
     /// The reader's trigger: the value a threshold must exceed.
     pub trigger: i64,
+    /// Show the monitor unused reads of every atomic at every point
+    /// ([`crate::observe::noise`]); execution-order backends only.
+    pub unused_reads: bool,
 }
 
 impl MonitorPlan {
@@ -82,6 +85,7 @@ impl MonitorPlan {
             target_why: None,
             family: Family::Global,
             trigger,
+            unused_reads: false,
         }
     }
 

@@ -65,6 +65,13 @@ pub struct Def {
     pub unchecked: fn(&Subject) -> Option<&'static str>,
     /// The coverage event showing that its racy interleaving happened.
     pub coverage: Event,
+    /// The premise: the event without which it cannot fail (a late
+    /// periodic flusher for a ratelimited reader's skip, the twin flushing
+    /// for `no_lost_flush`). An entry judging it where the premise never
+    /// happened, for a variant that must hold, is blind to it
+    /// ([`crate::drive::cells::blind`]). `None`: no premise named, never
+    /// counted blind.
+    pub premise: Option<Event>,
     /// Whether that race needs an update to skip its add: a run in which
     /// nothing skipped (v5.19 never does) cannot show it, and a "holds"
     /// there is not flagged as "race not seen".
@@ -104,6 +111,7 @@ impl Def {
             applies: always,
             unchecked: checked,
             coverage,
+            premise: None,
             race_needs_skip: false,
             refutable: false,
             check,
@@ -132,6 +140,11 @@ impl Def {
     /// Why a run without a violation still cannot say "holds".
     pub const fn unchecked(mut self, unchecked: fn(&Subject) -> Option<&'static str>) -> Def {
         self.unchecked = unchecked;
+        self
+    }
+    /// Its premise ([`Def::premise`]).
+    pub const fn premise(mut self, premise: Event) -> Def {
+        self.premise = Some(premise);
         self
     }
     /// Its race needs an update to skip its add ([`Def::race_needs_skip`]).

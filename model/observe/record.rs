@@ -76,6 +76,7 @@ pub fn step_text(obs: &Obs, in_section: bool) -> Option<String> {
         Obs::Trace(_)
         | Obs::UpdateDone { .. }
         | Obs::Read { .. }
+        | Obs::FlushCall { .. }
         | Obs::Final { .. }
         | Obs::Settled { .. } => None,
         Obs::Quiescent => Some("(all joined)".into()),

@@ -38,14 +38,21 @@ pub fn summary(plan: &Plan, cells: &[Cell], elapsed: Duration) -> String {
         .iter()
         .any(|c| crate::drive::cells::must_show(c.property).is_some())
     {
-        let blind = crate::drive::cells::blind(cells);
+        let per = crate::drive::cells::blind_by_property(cells);
+        let total: usize = per.iter().map(|(_, b)| b.len()).sum();
+        let counts: Vec<String> = per
+            .iter()
+            .map(|(p, b)| format!("{} {}", p.name(), b.len()))
+            .collect();
         let _ = writeln!(
             out,
-            "blind entries {} (what an entry is for never happened under its searches)",
-            blind.len()
+            "blind entries {total} (an entry where a property's premise never happened under its searches): {}",
+            counts.join(", ")
         );
-        for b in blind {
-            let _ = writeln!(out, "  blind: {b}");
+        for (_, b) in per {
+            for line in b {
+                let _ = writeln!(out, "  blind: {line}");
+            }
         }
     }
     let mut per: Vec<String> = Vec::new();

@@ -507,6 +507,11 @@ pub enum Obs {
         /// The value.
         value: i64,
     },
+    /// The scenario: a reader's `mem_cgroup_flush_stats()` (or ratelimited) call.
+    FlushCall {
+        /// The memcg whose statistics it wants; its window opens here.
+        memcg: u8,
+    },
     /// The scenario: every thread has been joined; main's quiescent read
     /// follows.
     Quiescent,

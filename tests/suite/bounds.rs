@@ -149,7 +149,8 @@ fn derived_matches_exhaustive(i: usize) -> Vec<Bound> {
 
 // The counts below are the states the stateful DFS stores (sleep sets with
 // each step's actual footprint, and state caching of the states with more
-// than one choice, a walk's locals dead after each CPU it visited);
+// than one choice, a walk's locals dead after each CPU it visited; a
+// reader's window open from its call, issue 41);
 // schedule counts are
 // in the messages. The stateless counts in docs/findings.md were larger.
 
@@ -160,7 +161,7 @@ fn exhaustive_two_cpus_one_page() {
     let rows = derived_matches_exhaustive(0);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (84, 126),
+        (95, 143),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -203,7 +204,7 @@ fn exhaustive_three_cpus_huge_pages() {
     let rows = derived_matches_exhaustive(3);
     assert_eq!(
         (rows[0].states, rows[1].states),
-        (148, 447),
+        (183, 554),
         "{:?}",
         (rows[0].executions, rows[1].executions)
     );
@@ -372,7 +373,7 @@ fn smallest_documented_bound_violation_is_one_pending_crossing() {
         Duration::from_secs(60),
     );
     assert_eq!(b.matches_derived(), Some(true), "{b:?}");
-    assert_eq!((b.executions, b.states), (8, 7));
+    assert_eq!((b.executions, b.states), (9, 8));
     assert_eq!((b.stale_at_no_flush, b.documented), (2, 1), "{b:?}");
     assert_eq!(b.split, [2, 0, 0, 0], "{b:?}");
 }

@@ -81,6 +81,14 @@ fn bad_values_are_rejected() {
     assert!(error_of(&["--loom-preemptions", "two"]).contains("\"two\" is not a preemption bound"));
     assert!(error_of(&["--cpus", "many"]).contains("many"));
     assert!(error_of(&["replay", "fc9.abc"]).contains("replay token must start with \"fc2.\""));
+    // A number after a flag that takes none is not called negative.
+    let e = memcg_flush_model::cli::parses(&["fuzz", "--keep-going", "20"]).unwrap_err();
+    assert!(
+        e.contains("unexpected value '20' after '--keep-going': that flag takes no value"),
+        "{e}"
+    );
+    let e = memcg_flush_model::cli::parses(&["--cpus", "-2"]).unwrap_err();
+    assert!(e.contains("'-2' for '--cpus': a negative number"), "{e}");
 }
 
 #[test]

@@ -70,6 +70,7 @@ mod suite_shapes;
 mod symmetry;
 mod tree_trigger;
 mod unseen;
+mod unused_reads;
 mod v6_4;
 
 #[cfg(all(loom, crossbeam_loom))]

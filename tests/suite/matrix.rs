@@ -78,7 +78,7 @@ fn table_agrees_with_json_and_summarises() {
     }
     let out = &table.stdout;
     assert!(
-        out.contains("configurations per property: no_lost_flush 12,"),
+        out.contains("configurations per property: no_lost_flush 13,"),
         "{out}"
     );
     assert!(out.contains("mutants killed 1/1"), "{out}");

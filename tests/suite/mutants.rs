@@ -229,14 +229,23 @@ fn refuted_claims_are_violated_by_the_kernel() {
     assert_holds(&r, Property::DocumentedErrorBound);
 }
 
-/// C2/C16 hold while the periodic work runs on time and fail once it may
-/// run a tick late (B11).
+/// C2/C16 hold while the periodic work runs on time; once it may run a
+/// tick late (B11) they are not judged, the lateness being measured
+/// instead.
 #[test]
-fn the_time_bound_holds_on_time_and_fails_when_late() {
+fn the_time_bound_holds_on_time_and_is_not_judged_when_late() {
+    // Judged with the periodic work on time only (issue 41: its claim is
+    // the work's period); a late timer's effect is `flushcheck bounds
+    // --time`'s measure (FLUSH_TIME + late ticks, tests/suite/bounds.rs).
     let late = Config::timed().late(1);
     for v in ["v5.19", "v6.0"] {
         let r = on_config(v, &late, pct(4000));
-        assert_killed(&r, Property::FlushTimeBound);
+        assert!(
+            r.verdict(Property::FlushTimeBound).is_none(),
+            "{v}: judged when late"
+        );
+        let r = on_config(v, &Config::timed(), pct(4000));
+        assert_holds(&r, Property::FlushTimeBound);
     }
 }
 

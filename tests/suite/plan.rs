@@ -131,10 +131,24 @@ fn the_default_run_passes_on_one_screen() {
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(lines.len() <= 150, "{} lines", lines.len());
+    // Blind entries per property (issue 41): every property with a premise
+    // is counted, each at 0.
+    let blind = lines
+        .iter()
+        .find(|l| l.starts_with("blind entries "))
+        .expect("the blind entries line");
+    assert!(blind.starts_with("blind entries 0 "), "{blind}");
+    for p in memcg_flush_model::Property::all().filter(|p| p.def().premise.is_some()) {
+        assert!(
+            blind.contains(&format!(" {} 0", p.name())),
+            "{}: {blind}",
+            p.name()
+        );
+    }
     // The first screen answers the seed's question and lists the findings.
-    // (16 lines: the answer, its same-schedule caveat, how it was
+    // (17 lines: the answer, its same-schedule caveat, how it was
     // searched, and the findings.)
-    let first = lines[..16.min(lines.len())].join("\n");
+    let first = lines[..17.min(lines.len())].join("\n");
     assert!(first.contains("lose a flush a reader needed?"), "{first}");
     assert!(
         first.contains("no_lost_flush on v6.0: HOLDS")

@@ -200,3 +200,39 @@ fn a_cpu_id_bug_past_three_cpus_is_caught_on_four() {
         Property::Conservation,
     );
 }
+
+/// v6.17 without the break whose walk stops below the root: the root's
+/// per-CPU counts never grow, so its reader never flushes.
+#[derive(Clone, Copy)]
+struct SkipRoot;
+
+impl Memcontrol for SkipRoot {
+    fn memcg_rstat_updated<P: Platform>(&self, mm: &State<P>, memcg: u8, val: i64) {
+        let mut level = Some(memcg);
+        while let Some(m) = level {
+            level = mm.parent_mem_cgroup(m);
+            // MUTANT: the root is not counted.
+            if m != 0 {
+                count_and_fold(mm, m, val.abs());
+            }
+        }
+    }
+    fn cgroup_rstat_flush<P: Platform>(&self, mm: &State<P>, root: u8) {
+        v6_17::css_rstat_flush(self, mm, root);
+    }
+}
+
+/// The reader's contract (`quiescent_reader_flushes`, no walk compared)
+/// holds for the walk without the break on `memcg-quiet` and fails a walk
+/// that never counts the root there, exhaustively; on `memcg-fold-skew` it
+/// shows C12's race-free form for v6.17 (pinned in the catalogue).
+#[test]
+fn the_readers_contract_catches_a_walk_that_skips_the_root() {
+    let p = Property::QuiescentReaderFlushes;
+    let r = crate::common::on_entry("v6.17-no-break", "memcg-quiet", "shuttle-dfs");
+    crate::common::assert_holds(&r, p);
+    let v = per_memcg("skip-root", "v6.17-no-break", SkipRoot);
+    assert_violated_on(v, "memcg-quiet", BackendName::ShuttleDfs, p);
+    let r = crate::common::on_entry("v6.17", "memcg-fold-skew", "shuttle-dfs");
+    crate::common::assert_killed(&r, p);
+}

@@ -95,6 +95,13 @@ fn v6_4_holds_no_lost_flush_against_its_twin_on_every_interleaving() {
             Property::FlushExclusion,
             Property::Conservation,
         ] {
+            // One flusher runs beside the updates on no-periodic (main
+            // flushes after joining): no section can overlap another, and
+            // flush_exclusion is not judged there.
+            if p == Property::FlushExclusion && name == "no-periodic" {
+                assert!(r.verdict(p).is_none(), "{p} judged on {name}");
+                continue;
+            }
             let (v, note) = verdict(&r, p);
             assert_eq!(v, Verdict::Holds, "v6.4 {p} on {name}: {note}");
         }

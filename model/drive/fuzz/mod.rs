@@ -351,13 +351,16 @@ fn counted(spec: &FuzzSpec, variant: &Variant, cfg: &Config, backend: &Backend) 
 /// `variant`, a variant that must hold (c12's `no_lost_flush` on v6.17
 /// under shuttle, ...): known, witnessed and pinned by the suite, so not a
 /// new violation for `fuzz`. A finding pinned under loom alone (a weak
-/// memory one) still counts under shuttle.
+/// memory one) still counts under shuttle; a refuted claim counts under
+/// none.
 pub fn pinned(variant: &Variant, p: Property, backend: BackendName) -> bool {
+    // A claim the catalogue says the variant refutes (`Variant::refutes`,
+    // no backend named) is refuted under every backend.
     variant.kind.must_hold()
         && variant
             .findings
             .iter()
-            .any(|d| d.property == p && d.backends.contains(&backend))
+            .any(|d| d.property == p && (d.backends.is_empty() || d.backends.contains(&backend)))
 }
 
 /// Whether the scenario has a scheduling choice: with one CPU and nothing

@@ -186,6 +186,18 @@ impl Ghost {
             .sum()
     }
 
+    /// Whether some memcg is flushable now: its atomic, as last written,
+    /// above the per-memcg trigger (v6.8 on; `false` for the global
+    /// lineage, which has no per-memcg atomic).
+    pub fn any_flushable(&self) -> bool {
+        let Some(t) = self.trigger else {
+            return false;
+        };
+        self.domains
+            .iter()
+            .any(|(k, d)| k.is_some() && d.threshold > t)
+    }
+
     /// The updates charged to `m`'s subtree so far: what its hierarchical
     /// aggregate must reach once flushed.
     pub fn written_total(&self, m: u8) -> i64 {

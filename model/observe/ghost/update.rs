@@ -299,6 +299,20 @@ impl Ghost {
                 h.trylock_contended = true;
                 h.periodic_skipped = actor == Actor::Periodic;
             }
+            // A flusher that waits for `stats_flush_lock` (a fix whose
+            // flushers never skip) met another as well.
+            (Var::Lock(LockName::StatsFlushLock), Op::CmpXchg { ok: false, .. }, _)
+                if a.idiom == Idiom::SpinLock =>
+            {
+                h.trylock_contended = true;
+            }
+            // `spin_is_locked()` before the trylock, finding it held.
+            (Var::Lock(LockName::StatsFlushLock), Op::Read(v), _)
+                if v != 0 && a.idiom == Idiom::SpinIsLocked =>
+            {
+                h.trylock_contended = true;
+                h.periodic_skipped = actor == Actor::Periodic;
+            }
             (Var::Lock(LockName::CgroupRstatLock), Op::CmpXchg { ok: false, .. }, _)
                 if a.idiom == Idiom::SpinLock =>
             {

@@ -30,6 +30,7 @@ pub static DOCUMENTED_ERROR_BOUND: Def = Def {
     applies: |_| true,
     unchecked: checked,
     coverage: Event::StaleNoFlush,
+    premise: Some(Event::StaleAtDecision),
     race_needs_skip: false,
     refutable: true,
     check: Check::Flush(|ctx, at| {
@@ -71,6 +72,7 @@ pub static NO_WORSE_THAN_BASELINE: Def = Def {
     applies: |s: &Subject| s.family == Family::Global && s.cfg.non_negative(),
     unchecked: checked,
     coverage: Event::Skip,
+    premise: Some(Event::StaleAtDecision),
     race_needs_skip: true,
     refutable: false,
     check: Check::Flush(|ctx, at| {
@@ -79,12 +81,19 @@ pub static NO_WORSE_THAN_BASELINE: Def = Def {
         };
         // With a flush section open, v5.19's reader would lose the trylock
         // and read stale data whatever its gate said: only decisions with
-        // no flush running are comparable.
+        // no flush running are comparable. Of those, a twin reader placed
+        // at any point of the call would answer for that point's
+        // staleness: the least over the window is judged
+        // (observe/window.rs), so no read the gate makes moves the point.
         let b = ctx.baseline_since_reset?;
         if !ctx.sc || !ctx.ghost.open.is_empty() {
             return None;
         }
-        let gated = ctx.ghost.gated(memcg);
+        let gated = ctx
+            .windows
+            .least_gated(actor)
+            .flatten()
+            .unwrap_or_else(|| ctx.ghost.gated(memcg));
         (gated > b).then(|| {
             let split = ctx.ghost.split(gate_key(ctx, actor), memcg);
             format!(
@@ -105,9 +114,13 @@ pub static FLUSH_TIME_BOUND: Def = Def {
     source: "\"flush the stats every 2 seconds\", C2/C16",
     decided_by: "shuttle: age in ticks, in execution order; abstract time runs under shuttle only",
     backends: IN_EXECUTION_ORDER,
-    applies: |s| s.cfg.ticks > 0,
+    // The claim is the periodic work's period: where its timer fires late
+    // (`--late`), reads miss updates FLUSH_TIME + late ticks old by design
+    // (`flushcheck bounds` measures that), so it is judged on time only.
+    applies: |s| s.cfg.ticks > 0 && s.cfg.late == 0,
     unchecked: checked,
     coverage: Event::UpdateBehindFlusher,
+    premise: Some(Event::StaleForTicks),
     race_needs_skip: false,
     refutable: false,
     check: Check::Flush(|ctx, at| {

@@ -32,6 +32,7 @@ pub static PER_MEMCG_ERROR_BOUND: Def = Def {
     applies: per_memcg,
     unchecked: checked,
     coverage: Event::StaleNoFlush,
+    premise: Some(Event::StaleAtDecision),
     race_needs_skip: false,
     refutable: true,
     check: Check::Flush(|ctx, at| {
@@ -64,10 +65,13 @@ pub static ANCESTORS_FLUSHABLE: Def = Def {
     source: "v6.17: \"If @memcg is already flushable then all its ancestors are flushable as well\", C12",
     decided_by: "shuttle/std: the ancestors' atomics in execution order at the updater's read; not run under loom, where no single instant orders them",
     backends: IN_EXECUTION_ORDER,
-    // A claim about a tree.
-    applies: |s| per_memcg(s) && s.cfg.memcgs() >= 2,
+    // A claim about a tree, on configurations whose updates can make a
+    // memcg flushable: more pages than the trigger
+    // (MEMCG_CHARGE_BATCH * nr_cpus).
+    applies: |s| per_memcg(s) && s.cfg.memcgs() >= 2 && can_become_flushable(s.cfg),
     unchecked: checked,
     coverage: Event::AddErasedByReset,
+    premise: Some(Event::FlushableDuringUpdate),
     race_needs_skip: false,
     refutable: true,
     check: Check::Flush(|ctx, at| {
@@ -98,6 +102,16 @@ pub static ANCESTORS_FLUSHABLE: Def = Def {
     }),
 };
 
+/// Whether the updates of `cfg` can carry a memcg's count above
+/// `MEMCG_CHARGE_BATCH * nr_cpus`, so that an updater may find it
+/// flushable.
+fn can_become_flushable(cfg: &crate::config::Config) -> bool {
+    let pages: i64 = (0..cfg.cpus)
+        .flat_map(|c| (0..cfg.updates).map(move |k| cfg.val(c, k).abs()))
+        .sum();
+    pages > cfg.batch * cfg.cpus as i64
+}
+
 /// `stats_updates_bound` (C14, literally): a memcg's atomic stays below
 /// `nr_cpus * MEMCG_CHARGE_BATCH`.
 pub static STATS_UPDATES_BOUND: Def = Def {
@@ -110,6 +124,7 @@ pub static STATS_UPDATES_BOUND: Def = Def {
     applies: per_memcg,
     unchecked: checked,
     coverage: Event::Skip,
+    premise: Some(Event::ThresholdAdded),
     race_needs_skip: false,
     refutable: true,
     check: Check::Flush(|ctx, at| {
@@ -145,6 +160,7 @@ pub static RATELIMITED_SKIP_JUSTIFIED: Def = Def {
     applies: |s| s.cfg.ratelimited > 0 && s.cfg.ticks > 0 && s.family == Family::Global,
     unchecked: checked,
     coverage: Event::RatelimitedRacedStamp,
+    premise: Some(Event::RatelimitedLate),
     race_needs_skip: false,
     refutable: false,
     check: Check::Flush(|ctx, at| {

@@ -29,13 +29,14 @@ fn has_twin(s: &Subject) -> bool {
 /// would have done.
 pub static NO_LOST_FLUSH: Def = Def {
     name: "no_lost_flush",
-    claim: "at every reader decision, if the no-skip twin's gate over the same history would flush at every point from the gate's first read to the decision, the variant flushes",
+    claim: "at every reader decision, if the no-skip twin's gate over the same history would flush at every point from the reader's call to the decision, the variant flushes",
     source: "873f64b791a2: \"Increasing this var further is redundant\"",
     decided_by: "shuttle/std: the twin's gate over the same history; loom: every outcome dominated by one of the twin's",
     backends: EVERY_BACKEND,
     applies: has_twin,
     unchecked: checked,
     coverage: Event::SkipRacedReset,
+    premise: Some(Event::TwinFlushed),
     race_needs_skip: true,
     refutable: false,
     check: Check::Flush(|ctx, at| lost_flush(Property::of(&NO_LOST_FLUSH), 0, ctx, at)),
@@ -52,6 +53,7 @@ pub static NO_LOST_FLUSH_SAME_SCHEDULE: Def = Def {
     applies: has_twin,
     unchecked: checked,
     coverage: Event::SkipRacedReset,
+    premise: Some(Event::TwinFlushed),
     race_needs_skip: true,
     refutable: true,
     check: Check::Flush(|ctx, at| {
@@ -102,6 +104,7 @@ pub static CONSERVATION: Def = Def {
     applies: always,
     unchecked: checked,
     coverage: Event::UpdateBehindFlusher,
+    premise: Some(Event::Charged),
     race_needs_skip: false,
     refutable: false,
     check: Check::Flush(|ctx, at| {
@@ -137,6 +140,7 @@ pub static EVENTUAL_CONSERVATION: Def = Def {
     applies: |s| s.cfg.settle > 0,
     unchecked: checked,
     coverage: Event::UpdateBehindFlusher,
+    premise: Some(Event::UpdateDuringFlush),
     race_needs_skip: false,
     refutable: false,
     check: Check::Flush(|ctx, at| {
@@ -168,10 +172,12 @@ pub static MONOTONIC_READS: Def = Def {
     backends: EVERY_BACKEND,
     // Stated for non-negative updates: with uncharges a statistic goes down
     // legitimately, so on such a configuration it is not judged (rather
-    // than judged inconclusive by definition).
-    applies: |s| s.cfg.non_negative(),
+    // than judged inconclusive by definition). Without readers, main's one
+    // read of each memcg has nothing earlier to go down from.
+    applies: |s| s.cfg.non_negative() && s.cfg.readers > 0,
     unchecked: checked,
     coverage: Event::ReadDuringFlush,
+    premise: Some(Event::ReadAgain),
     race_needs_skip: false,
     refutable: false,
     check: Check::Flush(|ctx, at| {
@@ -199,9 +205,12 @@ pub static FLUSH_EXCLUSION: Def = Def {
     source: "aa48e47e3906: \"let only one flusher active at a time\"",
     decided_by: "occupancy of flush sections everywhere; happens-before between them only under loom",
     backends: EVERY_BACKEND,
-    applies: always,
+    // Two flushers that can run at once (main flushes only after joining
+    // every thread): with fewer, no section can overlap another.
+    applies: |s| s.cfg.readers + usize::from(s.cfg.periodic) >= 2,
     unchecked: checked,
     coverage: Event::TrylockContended,
+    premise: Some(Event::TrylockContended),
     race_needs_skip: false,
     refutable: false,
     check: Check::Flush(|_, at| match *at {
@@ -224,6 +233,7 @@ pub static QUIESCENT_READ_EXACT: Def = Def {
     applies: |s| s.cfg.memcgs() >= 2,
     unchecked: checked,
     coverage: Event::StaleNoFlush,
+    premise: Some(Event::QuiescentStale),
     race_needs_skip: false,
     refutable: true,
     check: Check::Flush(|ctx, at| {

@@ -20,6 +20,7 @@ pub static NO_USE_AFTER_FREE: Def = Def {
     applies: always,
     unchecked: checked,
     coverage: Event::ReaderAcrossRelease,
+    premise: Some(Event::ChargeRacedDeath),
     race_needs_skip: false,
     refutable: false,
     check: Check::Life(|ctx, at| {
@@ -56,6 +57,7 @@ pub static STATS_SURVIVE_DEATH: Def = Def {
     applies: always,
     unchecked: checked,
     coverage: Event::UpdateAfterRelease,
+    premise: Some(Event::ChargeRacedDeath),
     race_needs_skip: false,
     refutable: false,
     check: Check::Life(|ctx, at| {
@@ -86,6 +88,7 @@ pub static NO_LEAK: Def = Def {
     applies: always,
     unchecked: checked,
     coverage: Event::UpdateAfterRelease,
+    premise: Some(Event::ChargeRacedDeath),
     race_needs_skip: false,
     refutable: false,
     check: Check::Life(|_, at| match *at {

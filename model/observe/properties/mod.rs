@@ -7,6 +7,7 @@
 //! | [`flush`] | what a flush must do: `no_lost_flush` (and its same-schedule form), `conservation`, `eventual_conservation`, `monotonic_reads`, `flush_exclusion`, `quiescent_read_exact` |
 //! | [`bounds`] | the documented staleness bounds: `documented_error_bound`, `no_worse_than_baseline`, `flush_time_bound` |
 //! | [`claims`] | the per-memcg lineage's claims: `per_memcg_error_bound`, `ancestors_flushable`, `stats_updates_bound`; v6.4's `ratelimited_skip_justified` |
+//! | [`contract`] | the reader's contract without a walk: `quiescent_reader_flushes` |
 //! | [`lifetime`] | a memcg's death: `no_use_after_free`, `stats_survive_death`, `no_leak` |
 //!
 //! A new property is a `static` [`Def`] in one of these files, added to
@@ -14,6 +15,7 @@
 
 pub mod bounds;
 pub mod claims;
+pub mod contract;
 pub mod flush;
 pub mod hooks;
 pub mod lifetime;
@@ -24,7 +26,13 @@ use crate::vocab::Family;
 pub use hooks::{At, Ctx, LifeAt, LifeCtx};
 
 /// Every property, file by file, in report order.
-pub static ALL: &[&[&Def]] = &[flush::DEFS, bounds::DEFS, claims::DEFS, lifetime::DEFS];
+pub static ALL: &[&[&Def]] = &[
+    flush::DEFS,
+    bounds::DEFS,
+    claims::DEFS,
+    contract::DEFS,
+    lifetime::DEFS,
+];
 
 /// Properties defined outside the crate ([`register`]), after the crate's
 /// own, in the order registered.
@@ -157,6 +165,8 @@ impl Property {
     /// [`claims::RATELIMITED_SKIP_JUSTIFIED`].
     pub const RatelimitedSkipJustified: Property =
         Property::of(&claims::RATELIMITED_SKIP_JUSTIFIED);
+    /// [`contract::QUIESCENT_READER_FLUSHES`].
+    pub const QuiescentReaderFlushes: Property = Property::of(&contract::QUIESCENT_READER_FLUSHES);
     /// [`lifetime::NO_USE_AFTER_FREE`].
     pub const NoUseAfterFree: Property = Property::of(&lifetime::NO_USE_AFTER_FREE);
     /// [`lifetime::STATS_SURVIVE_DEATH`].

@@ -143,6 +143,25 @@ pub(super) fn c12_larger() -> Config {
     }
 }
 
+/// Where keeping the break at a flushable level loses a flush with no
+/// tree at all (`v6.17-fix-break-if-ancestors`, found by `flushcheck
+/// fuzz`): two CPUs charging the root only, 5 and 2 pages in turn, batch 3
+/// (trigger 6), the periodic flush. Its walk takes the rstat lock per CPU
+/// (`__css_rstat_lock(css, cpu)`): it visits CPU 0 before CPU 0's charges, then in CPU 1's callback
+/// resets the root's atomic, which CPU 1's fold had made flushable; CPU 0's
+/// charges in between took the break and are neither flushed nor counted.
+pub(super) fn c12_root_two_cpus() -> Config {
+    Config {
+        cpus: 2,
+        batch: 3,
+        updates: 3,
+        vals: vec![5, 2],
+        readers: 0,
+        periodic: true,
+        ..Config::default()
+    }
+}
+
 /// [`c12_witness`] with six charges.
 pub(super) fn c12_six() -> Config {
     Config {

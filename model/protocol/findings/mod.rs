@@ -150,6 +150,10 @@ pub struct Candidate {
     pub change: &'static str,
     /// What the model shows it does.
     pub expected: Expected,
+    /// A configuration of its own on which a refuted candidate shows the
+    /// finding, checked beside the finding's ([`Finding::scale`] and the
+    /// witness): a form the finding's configurations do not reach.
+    pub refuted_on: Option<fn() -> Config>,
 }
 
 /// The corrected statement of a wrong bound.

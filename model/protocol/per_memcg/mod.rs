@@ -56,7 +56,9 @@ pub fn catalogue() -> Vec<Variant> {
         .finding(Property::AncestorsFlushable, SAMPLED)
         // c12-lost-flush's race-free form, on one interleaving.
         .finding_on(Property::NoLostFlush, BackendName::ShuttleDfs, FOLD_SKEW)
-        .finding_on(Property::AncestorsFlushable, BackendName::ShuttleDfs, FOLD_SKEW),
+        .finding_on(Property::AncestorsFlushable, BackendName::ShuttleDfs, FOLD_SKEW)
+        // The same form by the reader's contract, no walk compared.
+        .finding_on(Property::QuiescentReaderFlushes, BackendName::ShuttleDfs, FOLD_SKEW),
         Variant::new(
             "scaled-2026",
             Kind::Kernel,
@@ -68,7 +70,8 @@ pub fn catalogue() -> Vec<Variant> {
         .twin("scaled-2026-no-break")
         .derivable(Derivation::PerMemcg)
         .finding(Property::NoLostFlush, SAMPLED)
-        .finding(Property::AncestorsFlushable, SAMPLED),
+        .finding(Property::AncestorsFlushable, SAMPLED)
+        .finding_on(Property::QuiescentReaderFlushes, BackendName::ShuttleDfs, FOLD_SKEW),
         Variant::new(
             "scaled-2026-sqrt",
             Kind::Kernel,
@@ -77,7 +80,8 @@ pub fn catalogue() -> Vec<Variant> {
         )
         .per_memcg(proposal_2026::trigger_sqrt)
         .release(&marking::V6_17)
-        .derivable(Derivation::PerMemcg),
+        .derivable(Derivation::PerMemcg)
+        .finding_on(Property::QuiescentReaderFlushes, BackendName::ShuttleDfs, FOLD_SKEW),
         Variant::new(
             "scaled-2026-ln",
             Kind::Kernel,
@@ -86,7 +90,8 @@ pub fn catalogue() -> Vec<Variant> {
         )
         .per_memcg(proposal_2026::trigger_ln)
         .release(&marking::V6_17)
-        .derivable(Derivation::PerMemcg),
+        .derivable(Derivation::PerMemcg)
+        .finding_on(Property::QuiescentReaderFlushes, BackendName::ShuttleDfs, FOLD_SKEW),
     ];
     all.extend(mutants::variants());
     all.extend(twins());
@@ -136,12 +141,15 @@ fn fix_candidates() -> Vec<Variant> {
         Variant::new(
             "v6.17-fix-break-if-ancestors",
             Kind::Fix,
-            "c12: v6.17 leaving the walk only where the level and every level above are flushable",
+            "c12, refuted: v6.17 leaving the walk only where the level and every level above are flushable",
             v6_8::model(fixes::BreakIfAncestors),
         )
         .per_memcg(batch_times_cpus)
         .release(&marking::V6_17)
-        .twin("v6.17-no-break"),
+        .twin("v6.17-no-break")
+        // Refuted at the root, which has no ancestor: the break as it is,
+        // racing a flush's reset (c12's `refuted_on`, found by fuzz).
+        .refutes(Property::NoLostFlush),
         Variant::new(
             "v6.17-fix-no-remote-reset",
             Kind::Fix,
@@ -198,6 +206,7 @@ fn fix_candidates() -> Vec<Variant> {
         .twin("v6.17-tree-mb-no-break")
         // v6.17's break: C12 (see v6.17-tree-mb).
         .refutes(Property::NoLostFlush)
+        .refutes(Property::QuiescentReaderFlushes)
         .finding(Property::AncestorsFlushable, SAMPLED),
         Variant::new(
             "v6.17-tree-mb-acquire",
@@ -212,6 +221,7 @@ fn fix_candidates() -> Vec<Variant> {
         .updated_tree(true)
         .twin("v6.17-tree-mb-no-break")
         .refutes(Property::NoLostFlush)
+        .refutes(Property::QuiescentReaderFlushes)
         .finding(Property::AncestorsFlushable, SAMPLED),
     ]
 }
@@ -328,7 +338,8 @@ fn updated_tree() -> Vec<Variant> {
             .refutes(Property::NoLostFlush)
             .finding(Property::AncestorsFlushable, SAMPLED)
             .finding(Property::Conservation, LOOM)
-            .finding(Property::EventualConservation, LOOM),
+            .finding(Property::EventualConservation, LOOM)
+            .finding_on(Property::QuiescentReaderFlushes, BackendName::ShuttleDfs, FOLD_SKEW),
             Variant::new(
                 "v6.17-tree-mb",
                 Kind::Kernel,
@@ -343,7 +354,8 @@ fn updated_tree() -> Vec<Variant> {
             // (std, 1 in 3 searches of 4,000 runs) and the suite's SC
             // samples did not.
             .refutes(Property::NoLostFlush)
-            .finding(Property::AncestorsFlushable, SAMPLED),
+            .finding(Property::AncestorsFlushable, SAMPLED)
+            .finding_on(Property::QuiescentReaderFlushes, BackendName::ShuttleDfs, FOLD_SKEW),
             Variant::new(
                 "v6.17-tree-no-break",
                 Kind::Twin,

@@ -290,7 +290,13 @@ pub fn variants() -> Vec<Variant> {
             "v6.17-no-break",
         )
         .release(&marking::V6_17)
-        .killed_by(Property::NoLostFlush, SC),
+        .killed_by(Property::NoLostFlush, SC)
+        // The reader's contract, no walk compared: a root never counted
+        // leaves its quiescent reader with everything pending.
+        .killed_by(
+            Property::QuiescentReaderFlushes,
+            &[crate::vocab::BackendName::ShuttleDfs],
+        ),
         mutant(
             "mutant-v6.17-unlocked-callbacks",
             "v6.17 flusher: the per-CPU callbacks run without the rstat lock",

@@ -7,7 +7,9 @@ use crate::explore::BackendName::ShuttleDfs;
 use crate::observe::property::Property;
 use crate::protocol::per_memcg::fold_skew;
 
-use super::super::configs::{c12_larger, c12_six, c12_witness, fold_skew_2, fold_skew_3};
+use super::super::configs::{
+    c12_larger, c12_root_two_cpus, c12_six, c12_witness, fold_skew_2, fold_skew_3,
+};
 use super::super::{releases, Candidate, Claim, Class, Expected, Finding, Shown, Witness};
 
 const CLAIM: Claim = Claim {
@@ -25,18 +27,17 @@ const NO_BREAK: &str = "In memcg_rstat_updated(), drop \"if \
      counts every update again (one this_cpu_add_return() per level, what 60cada258dfe \
      saved), one atomic_read() per fold, no new RMW on a shared line.";
 
-const BREAK_IF_ANCESTORS: &str = "Keep the break, but take it only when every ancestor is \
-     flushable too: \"if (memcg_vmstats_needs_flush(statc->vmstats) && \
+const BREAK_IF_ANCESTORS: &str = "Refuted. Keep the break, but take it only when every \
+     ancestor is flushable too: \"if (memcg_vmstats_needs_flush(statc->vmstats) && \
      ancestors_need_flush(statc)) break;\", where ancestors_need_flush() follows \
      statc->parent_pcpu to the root and returns false at the first level whose \
-     memcg_vmstats_needs_flush() is false (one atomic_read() per ancestor, no RMW). Below a \
-     level that is not flushable the walk counts and folds as it does now. With the periodic \
-     flush running on the race-free configuration the lost-flush check flags this change \
-     as well; in that trace no break is taken, and the difference is a flush resetting the \
-     root between the root's atomic_read() and its this_cpu_add_return(), which the check \
-     counts before the reset: the walk without the break, with only that atomic_read() \
-     added, is flagged there in the same way, so that configuration does not decide this \
-     change and is left out of the list below.";
+     memcg_vmstats_needs_flush() is false (one atomic_read() per ancestor, no RMW). It closes \
+     both forms above, but at the root, which has no ancestor, it is the break as it is, and \
+     a flush that resets the root's stats_updates after visiting a CPU loses that CPU's \
+     charges which took the break in between: css_rstat_flush() takes the lock per CPU \
+     (__css_rstat_lock(css, cpu)), visits CPU 0, and in CPU 1's callback resets the atomic \
+     that CPU 1's fold had made flushable. Two CPUs charging the root 5 and 2 pages in turn at MEMCG_CHARGE_BATCH 3 end \
+     with 21 pages pending and stats_updates at 5, below the trigger 6.";
 
 const FOLD_ANCESTORS: &str = "Refuted. Keep the break; where a level folds, fold every \
      ancestor at once and end the walk: after \"atomic_add(stats_updates, \
@@ -66,26 +67,31 @@ const FIXES: &[Candidate] = &[
         variant: "v6.17-fix-no-break",
         change: NO_BREAK,
         expected: Expected::Fixes,
+        refuted_on: None,
     },
     Candidate {
         variant: "v6.17-fix-break-if-ancestors",
         change: BREAK_IF_ANCESTORS,
-        expected: Expected::Fixes,
+        expected: Expected::Refuted,
+        refuted_on: Some(c12_root_two_cpus),
     },
     Candidate {
         variant: "v6.17-fix-fold-ancestors",
         change: FOLD_ANCESTORS,
         expected: Expected::Refuted,
+        refuted_on: None,
     },
     Candidate {
         variant: "v6.17-fix-comment-only",
         change: COMMENT_ONLY,
         expected: Expected::Refuted,
+        refuted_on: None,
     },
     Candidate {
         variant: "v6.17-fix-no-remote-reset",
         change: NO_REMOTE_RESET,
         expected: Expected::Refuted,
+        refuted_on: None,
     },
 ];
 
