@@ -57,7 +57,7 @@ fn assert_violated_on(v: Variant, entry: &str, backend: BackendName, p: Property
 
 /// v6.17's count at level `m`: add `n` to the per-CPU counter, fold it into
 /// the atomic at the batch.
-fn count_and_fold<P: Platform>(mm: &State<P>, m: u8, n: i64) {
+pub(crate) fn count_and_fold<P: Platform>(mm: &State<P>, m: u8, n: i64) {
     let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
     let s = this_cpu_add_return_shared(&statc.stats_updates, n);
     if s < mm.MEMCG_CHARGE_BATCH() {

@@ -13,9 +13,7 @@ use memcg_flush_model::check::run::run;
 use memcg_flush_model::check::{RunSpec, Verdict};
 use memcg_flush_model::drive::testing::Check;
 use memcg_flush_model::explore::{Backend, BackendName, Platform};
-use memcg_flush_model::kernel::{
-    atomic64_add, atomic64_read, this_cpu_add_return_shared, this_cpu_xchg_shared,
-};
+use memcg_flush_model::kernel::atomic64_read;
 use memcg_flush_model::protocol::per_memcg::v6_17;
 use memcg_flush_model::protocol::per_memcg::v6_8::{self, Memcontrol, State};
 use memcg_flush_model::protocol::variant::batch_times_cpus;
@@ -165,13 +163,7 @@ impl Memcontrol for NoBreak {
                 let _ = atomic64_read(&mm.memcg(0).vmstats.stats_updates);
                 let _ = atomic64_read(&mm.memcg(m).vmstats.stats_updates);
             }
-            let statc = mm.memcg(m).vmstats_percpu.this_cpu::<P>();
-            let s = this_cpu_add_return_shared(&statc.stats_updates, val.abs());
-            if s < mm.MEMCG_CHARGE_BATCH() {
-                continue;
-            }
-            let s = this_cpu_xchg_shared(&statc.stats_updates, 0);
-            atomic64_add(s, &mm.memcg(m).vmstats.stats_updates);
+            crate::suite_shapes::count_and_fold(mm, m, val.abs());
         }
     }
 
